@@ -1,0 +1,170 @@
+#pragma once
+// The state of one replicated task: n copies run as separate tasks, each may
+// replay on its own failures, and the last one to finish decides the result
+// (first valid result in replica order, or a vote over the valid results).
+// When a vote finds no majority and replays remain, all copies run again.
+
+#include <rampart/resilience/detail/attempt.hpp>
+#include <rampart/resilience/vote.hpp>
+#include <rampart/task/detail/scheduler.hpp>
+#include <rampart/task/detail/shared_state.hpp>
+
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace rampart::detail {
+
+/// Vote placeholder meaning "take the first valid result".
+struct first_valid {};
+
+template <class Vote>
+inline constexpr bool votes_v = !std::is_same_v<std::decay_t<Vote>, first_valid>;
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+struct replicate_policy {
+    std::size_t replicas = 1;
+    std::size_t replays = 1;  // attempts per copy, and rounds when a vote fails
+};
+
+template <class R, class F, class Tuple, class Valid, class Vote>
+class replicate_frame {
+public:
+    using value_type = stored_t<R>;
+
+    replicate_frame(replicate_policy p, F&& f, Tuple&& args, Valid&& valid, Vote&& vote, shared_state<R>* out,
+                    finish_scope* scope)
+        : policy_(p),
+          f_(std::move(f)),
+          args_(std::move(args)),
+          valid_(std::move(valid)),
+          vote_(std::move(vote)),
+          out_(out),
+          scope_(scope),
+          slots_(p.replicas) {}
+
+    /// Spawns every copy. The frame deletes itself after deciding.
+    void launch_round() {
+        remaining_.store(policy_.replicas, std::memory_order_relaxed);
+        count(&counter_slot::replicas_launched, policy_.replicas);
+        auto& s = scheduler::get();
+        for (std::size_t i = 0; i < policy_.replicas; ++i) {
+            if (scope_) scope_->enter();
+            s.spawn(scope_, [this, i]() noexcept { run_copy(i); });
+        }
+    }
+
+    /// Finish scope of the task that created the frame, entered once by the
+    /// creator and left after the decision.
+    finish_scope* scope() const noexcept { return scope_; }
+
+private:
+    struct slot {
+        std::optional<value_type> value;
+        std::exception_ptr error;
+    };
+
+    void run_copy(std::size_t i) noexcept {
+        slot& s = slots_[i];
+        s.value = replay_attempts<R>(policy_.replays, round_ * policy_.replays, i, f_, args_, valid_, s.error);
+        if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) decide();
+    }
+
+    void decide() noexcept {
+        std::exception_ptr last;
+        for (auto& s : slots_)
+            if (!s.value && s.error) last = s.error;
+        std::size_t valid_results = 0;
+        for (auto& s : slots_) valid_results += s.value ? 1 : 0;
+
+        if (valid_results == 0) {
+            count(&counter_slot::exhausted);
+            return finish_with_error(nest<replicate_failed>(last, policy_.replicas));
+        }
+        if constexpr (!votes_v<Vote>) {
+            for (auto& s : slots_)
+                if (s.value) return finish_with_value(std::move(*s.value));
+        } else {
+            static_assert(!std::is_void_v<R>, "rampart: a vote needs a result type");
+            std::vector<value_type> results;
+            results.reserve(valid_results);
+            for (auto& s : slots_)
+                if (s.value) results.push_back(*s.value);
+            std::optional<value_type> winner;
+            try {
+                using vote_result = std::invoke_result_t<Vote&, std::vector<value_type>&&>;
+                if constexpr (is_optional<std::decay_t<vote_result>>::value)
+                    winner = vote_(std::move(results));
+                else
+                    winner.emplace(vote_(std::move(results)));
+            } catch (...) {
+                count(&counter_slot::exhausted);
+                return finish_with_error(std::current_exception());
+            }
+            if (!winner) {
+                if (++round_ < policy_.replays) {
+                    count(&counter_slot::replays, policy_.replicas);
+                    for (auto& s : slots_) s = slot{};
+                    return launch_round();
+                }
+                count(&counter_slot::exhausted);
+                return finish_with_error(std::make_exception_ptr(vote_failed(valid_results)));
+            }
+            if constexpr (std::equality_comparable<value_type>) {
+                std::uint64_t lost = 0;
+                for (auto& s : slots_)
+                    if (s.value && !(*s.value == *winner)) ++lost;
+                if (lost) count(&counter_slot::votes_lost, lost);
+            }
+            return finish_with_value(std::move(*winner));
+        }
+    }
+
+    void finish_with_value(value_type&& v) noexcept {
+        std::unique_ptr<replicate_frame> self(this);
+        out_->set_from([&]() -> R {
+            if constexpr (!std::is_void_v<R>) return std::move(v);
+        });
+        out_->release();
+    }
+
+    void finish_with_error(std::exception_ptr e) noexcept {
+        std::unique_ptr<replicate_frame> self(this);
+        try {
+            out_->set_exception(std::move(e));
+        } catch (...) {
+        }
+        out_->release();
+    }
+
+    replicate_policy policy_;
+    F f_;
+    Tuple args_;
+    Valid valid_;
+    Vote vote_;
+    shared_state<R>* out_;
+    finish_scope* scope_;
+    std::vector<slot> slots_;
+    std::atomic<std::size_t> remaining_{0};
+    std::size_t round_ = 0;
+};
+
+/// Creates the frame and its result future; `start(frame)` launches it now or
+/// when inputs are ready.
+template <class R, class F, class Tuple, class Valid, class Vote>
+auto make_replicate_frame(replicate_policy p, F&& f, Tuple&& args, Valid&& valid, Vote&& vote, shared_state<R>* out) {
+    using frame_t = replicate_frame<R, std::decay_t<F>, std::decay_t<Tuple>, std::decay_t<Valid>, std::decay_t<Vote>>;
+    return new frame_t(p, std::forward<F>(f), std::forward<Tuple>(args), std::forward<Valid>(valid),
+                       std::forward<Vote>(vote), out, scheduler::current_finish());
+}
+
+}  // namespace rampart::detail

@@ -1,0 +1,81 @@
+#pragma once
+// The exceptions of the resilience layer. Those that end a resilient task nest
+// the last failure, so std::rethrow_if_nested(e) reaches the cause.
+
+#include <cstddef>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+namespace rampart {
+
+/// Base of every rampart runtime error.
+class error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// An argument that cannot work: a replay or replica count of 0, and so on.
+class invalid_argument : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+/// A replayed task failed in every attempt; nests the last failure.
+class replay_exhausted : public error, public std::nested_exception {
+public:
+    explicit replay_exhausted(std::size_t attempts, const std::string& last);
+    std::size_t attempts() const noexcept { return attempts_; }
+
+private:
+    std::size_t attempts_;
+};
+
+/// Every replica of a replicated task failed; nests the last failure.
+class replicate_failed : public error, public std::nested_exception {
+public:
+    explicit replicate_failed(std::size_t replicas, const std::string& last);
+};
+
+/// A result was rejected by its validator or check.
+class validation_failed : public error {
+public:
+    validation_failed();
+};
+
+/// A validator or check threw instead of answering; nests what it threw.
+class validator_error : public error, public std::nested_exception {
+public:
+    explicit validator_error(const std::string& what_it_threw);
+};
+
+/// The vote over the replicas' results produced no result (no majority).
+class vote_failed : public error {
+public:
+    explicit vote_failed(std::size_t results);
+};
+
+/// A fault made on purpose by a fault_injector.
+class injected_fault : public error {
+public:
+    injected_fault();
+};
+
+namespace detail {
+
+/// The what() of an exception_ptr's exception, for messages.
+std::string describe(const std::exception_ptr& e);
+
+/// Builds E(args..., describe(cause)) with `cause` nested in it.
+template <class E, class... A>
+std::exception_ptr nest(const std::exception_ptr& cause, A&&... args) {
+    std::string text = describe(cause);
+    try {
+        std::rethrow_exception(cause);
+    } catch (...) {
+        return std::make_exception_ptr(E(std::forward<A>(args)..., text));
+    }
+}
+
+}  // namespace detail
+}  // namespace rampart

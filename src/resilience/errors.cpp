@@ -1,0 +1,36 @@
+#include <rampart/resilience/errors.hpp>
+
+namespace rampart {
+
+replay_exhausted::replay_exhausted(std::size_t attempts, const std::string& last)
+    : error("rampart: task failed in all " + std::to_string(attempts) + " attempts; last failure: " + last),
+      attempts_(attempts) {}
+
+replicate_failed::replicate_failed(std::size_t replicas, const std::string& last)
+    : error("rampart: all " + std::to_string(replicas) + " replicas failed; last failure: " + last) {}
+
+validation_failed::validation_failed() : error("rampart: result rejected by its validator") {}
+
+validator_error::validator_error(const std::string& what_it_threw)
+    : error("rampart: the validator threw instead of answering: " + what_it_threw) {}
+
+vote_failed::vote_failed(std::size_t results)
+    : error("rampart: the vote over " + std::to_string(results) + " replica results found no majority") {}
+
+injected_fault::injected_fault() : error("rampart: injected fault") {}
+
+namespace detail {
+
+std::string describe(const std::exception_ptr& e) {
+    if (!e) return "no exception";
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "an exception not derived from std::exception";
+    }
+}
+
+}  // namespace detail
+}  // namespace rampart
