@@ -54,18 +54,18 @@ public:
 
     /// Spawns every copy. The frame deletes itself after deciding.
     void launch_round() {
-        remaining_.store(policy_.replicas, std::memory_order_relaxed);
-        count(&counter_slot::replicas_launched, policy_.replicas);
+        // The copies may finish and delete the frame before this loop ends, so
+        // nothing of *this is read once the first copy is spawned.
+        const std::size_t n = policy_.replicas;
+        finish_scope* const scope = scope_;
+        remaining_.store(n, std::memory_order_relaxed);
+        count(&counter_slot::replicas_launched, n);
         auto& s = scheduler::get();
-        for (std::size_t i = 0; i < policy_.replicas; ++i) {
-            if (scope_) scope_->enter();
-            s.spawn(scope_, [this, i]() noexcept { run_copy(i); });
+        for (std::size_t i = 0; i < n; ++i) {
+            if (scope) scope->enter();
+            s.spawn(scope, [this, i]() noexcept { run_copy(i); });
         }
     }
-
-    /// Finish scope of the task that created the frame, entered once by the
-    /// creator and left after the decision.
-    finish_scope* scope() const noexcept { return scope_; }
 
 private:
     struct slot {
