@@ -9,8 +9,7 @@ scheduler::scheduler(int threads)
     : threads_(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
       // One slot is kept for the thread that waits (main), as in HPX where
       // main is one of the worker threads.
-      arena_(threads_, 1),
-      observer_(arena_, this) {
+      arena_(threads_, 1) {
     if (global_) throw std::logic_error("rampart: a rampart::runtime exists already in this process");
     arena_.initialize();
     global_ = this;
@@ -28,7 +27,7 @@ scheduler& scheduler::get() {
 }
 
 void scheduler::wait_all() {
-    arena_.execute([this] { group_.wait(); });
+    execute([this] { group_.wait(); });
 }
 
 }  // namespace rampart::detail

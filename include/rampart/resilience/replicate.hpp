@@ -36,6 +36,7 @@ auto dataflow_replicate_impl(replicate_policy p, Vote&& vote, Valid&& valid, F&&
     using Tuple = std::tuple<shareable_t<Ins>...>;
     check_count(p.replicas, "replica count");
     check_count(p.replays, "replay count");
+    check_inputs(std::forward_as_tuple(ins...));
     count(&counter_slot::tasks);
     auto* out = new shared_state<R>(2);
     auto result = future_access::make(state_ptr<shared_state<R>>(out));

@@ -18,6 +18,7 @@ namespace detail {
 /// body's result goes into the returned future.
 template <class R, class Body, class... Ins>
 future<R> dataflow_launch(Body&& body, std::tuple<Ins...>&& ins) {
+    check_inputs(ins);
     finish_scope* scope = enter_current_finish();
     auto* st = new shared_state<R>(2);
     auto out = future_access::make(state_ptr<shared_state<R>>(st));

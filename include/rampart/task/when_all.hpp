@@ -19,6 +19,7 @@ template <class... Futs>
     requires(detail::is_future_v<Futs> && ...)
 future<std::tuple<std::decay_t<Futs>...>> when_all(Futs&&... futs) {
     using R = std::tuple<std::decay_t<Futs>...>;
+    detail::check_inputs(std::forward_as_tuple(futs...));
     auto* st = new detail::shared_state<R>(2);
     auto out = detail::future_access::make(detail::state_ptr<detail::shared_state<R>>(st));
     detail::when_ready(std::make_tuple(std::forward<Futs>(futs)...), [st](R&& ready) noexcept {
@@ -36,6 +37,7 @@ template <class Fut>
     requires detail::is_future_v<Fut>
 future<std::vector<Fut>> when_all(std::vector<Fut> futs) {
     using R = std::vector<Fut>;
+    detail::check_inputs(std::forward_as_tuple(futs));
     auto* st = new detail::shared_state<R>(2);
     auto out = detail::future_access::make(detail::state_ptr<detail::shared_state<R>>(st));
     detail::when_ready(std::make_tuple(std::move(futs)), [st](std::tuple<R>&& ready) noexcept {

@@ -41,13 +41,14 @@ class replicate_frame {
 public:
     using value_type = stored_t<R>;
 
-    replicate_frame(replicate_policy p, F&& f, Tuple&& args, Valid&& valid, Vote&& vote, shared_state<R>* out,
+    template <class F2, class Tuple2, class Valid2, class Vote2>
+    replicate_frame(replicate_policy p, F2&& f, Tuple2&& args, Valid2&& valid, Vote2&& vote, shared_state<R>* out,
                     finish_scope* scope)
         : policy_(p),
-          f_(std::move(f)),
-          args_(std::move(args)),
-          valid_(std::move(valid)),
-          vote_(std::move(vote)),
+          f_(std::forward<F2>(f)),
+          args_(std::forward<Tuple2>(args)),
+          valid_(std::forward<Valid2>(valid)),
+          vote_(std::forward<Vote2>(vote)),
           out_(out),
           scope_(scope),
           slots_(p.replicas) {}

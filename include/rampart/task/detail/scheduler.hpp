@@ -5,7 +5,6 @@
 
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
-#include <oneapi/tbb/task_scheduler_observer.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -50,8 +49,25 @@ public:
     /// Runs f on the calling thread inside the arena and returns its result.
     template <class F>
     decltype(auto) execute(F&& f) {
-        return arena_.execute(std::forward<F>(f));
+        return arena_.execute([this, &f]() -> decltype(auto) {
+            inside_marker mark(this);
+            return std::forward<F>(f)();
+        });
     }
+
+    /// Marks the calling thread as running inside this scheduler until the
+    /// marker is destroyed. Every task and every execute() sets one, so no
+    /// oneTBB observer is needed.
+    class inside_marker {
+    public:
+        explicit inside_marker(const scheduler* s) noexcept : saved_(tls_current_) { tls_current_ = s; }
+        ~inside_marker() { tls_current_ = saved_; }
+        inside_marker(const inside_marker&) = delete;
+        inside_marker& operator=(const inside_marker&) = delete;
+
+    private:
+        const scheduler* saved_;
+    };
 
     /// Waits until every spawned task has finished.
     void wait_all();
@@ -60,24 +76,9 @@ public:
     static finish_scope*& current_finish() noexcept { return tls_context_.finish; }
 
 private:
-    class arena_observer : public oneapi::tbb::task_scheduler_observer {
-    public:
-        arena_observer(oneapi::tbb::task_arena& a, scheduler* s)
-            : oneapi::tbb::task_scheduler_observer(a), owner_(s) {
-            observe(true);
-        }
-        ~arena_observer() override { observe(false); }
-        void on_scheduler_entry(bool) override { tls_current_ = owner_; }
-        void on_scheduler_exit(bool) override { tls_current_ = nullptr; }
-
-    private:
-        scheduler* owner_;
-    };
-
     int threads_;
     oneapi::tbb::task_arena arena_;
     oneapi::tbb::task_group group_;
-    arena_observer observer_;
 
     static inline scheduler* global_ = nullptr;
     static inline thread_local const scheduler* tls_current_ = nullptr;
@@ -100,6 +101,7 @@ struct task_body {
     void operator()() const {
         // The task runs in the finish scope it was created in, so the tasks it
         // spawns are waited for by the same finish.
+        scheduler::inside_marker mark(scheduler::instance());
         task_context saved = scheduler::context();
         scheduler::context() = task_context{scope};
         fn();

