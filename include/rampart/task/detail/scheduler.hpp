@@ -10,9 +10,30 @@
 #include <type_traits>
 #include <utility>
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace rampart::detail {
 
 class finish_scope;
+
+// libtbb is not built with ThreadSanitizer, so TSan cannot see that handing a
+// task to another thread through oneTBB's queues orders the spawner's writes
+// before the task. These two calls tell it; they compile to nothing otherwise.
+#if defined(__SANITIZE_THREAD__)
+inline char tsan_handoff_token;
+#endif
+inline void tsan_task_handoff_release() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    __tsan_release(&tsan_handoff_token);
+#endif
+}
+inline void tsan_task_handoff_acquire() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    __tsan_acquire(&tsan_handoff_token);
+#endif
+}
 
 /// What a task carries with it on its thread: the finish block it belongs to
 /// and, inside a resilient task, which attempt and replica is running and the
@@ -99,6 +120,7 @@ struct task_body {
     mutable F fn;
 
     void operator()() const {
+        tsan_task_handoff_acquire();
         // The task runs in the finish scope it was created in, so the tasks it
         // spawns are waited for by the same finish.
         scheduler::inside_marker mark(scheduler::instance());
@@ -112,11 +134,14 @@ struct task_body {
 
 template <class F>
 void scheduler::spawn(finish_scope* scope, F&& f) {
-    task_body<std::decay_t<F>> body{scope, std::forward<F>(f)};
+    // defer() builds the oneTBB task (counted by the group) without running
+    // it; the hand-off is published only once the task object exists.
+    auto handle = group_.defer(task_body<std::decay_t<F>>{scope, std::forward<F>(f)});
+    tsan_task_handoff_release();
     if (inside())
-        group_.run(std::move(body));
+        group_.run(std::move(handle));
     else
-        arena_.enqueue(group_.defer(std::move(body)));
+        arena_.enqueue(std::move(handle));
 }
 
 }  // namespace rampart::detail
