@@ -39,11 +39,16 @@ void state_base::wait() {
         // Suspend this task; the thread goes on with other tasks until the
         // state is ready and resumes us.
         task_context saved = scheduler::context();
-        resumer r;
-        oneapi::tbb::task::suspend([&](oneapi::tbb::task::suspend_point sp) {
-            r.point = sp;
-            attach(&r);
-        });
+        // ready() after the resume is an acquire load that pairs with
+        // publish(), so the value is ordered by our own atomics rather than by
+        // oneTBB's internals.
+        while (!ready()) {
+            resumer r;
+            oneapi::tbb::task::suspend([&](oneapi::tbb::task::suspend_point sp) {
+                r.point = sp;
+                attach(&r);
+            });
+        }
         scheduler::context() = saved;
         return;
     }

@@ -10,30 +10,9 @@
 #include <type_traits>
 #include <utility>
 
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-#endif
-
 namespace rampart::detail {
 
 class finish_scope;
-
-// libtbb is not built with ThreadSanitizer, so TSan cannot see that handing a
-// task to another thread through oneTBB's queues orders the spawner's writes
-// before the task. These two calls tell it; they compile to nothing otherwise.
-#if defined(__SANITIZE_THREAD__)
-inline char tsan_handoff_token;
-#endif
-inline void tsan_task_handoff_release() noexcept {
-#if defined(__SANITIZE_THREAD__)
-    __tsan_release(&tsan_handoff_token);
-#endif
-}
-inline void tsan_task_handoff_acquire() noexcept {
-#if defined(__SANITIZE_THREAD__)
-    __tsan_acquire(&tsan_handoff_token);
-#endif
-}
 
 /// What a task carries with it on its thread: the finish block it belongs to
 /// and, inside a resilient task, which attempt and replica is running and the
@@ -120,7 +99,6 @@ struct task_body {
     mutable F fn;
 
     void operator()() const {
-        tsan_task_handoff_acquire();
         // The task runs in the finish scope it was created in, so the tasks it
         // spawns are waited for by the same finish.
         scheduler::inside_marker mark(scheduler::instance());
@@ -134,10 +112,8 @@ struct task_body {
 
 template <class F>
 void scheduler::spawn(finish_scope* scope, F&& f) {
-    // defer() builds the oneTBB task (counted by the group) without running
-    // it; the hand-off is published only once the task object exists.
+    // defer() builds the oneTBB task, counted by the group, without running it.
     auto handle = group_.defer(task_body<std::decay_t<F>>{scope, std::forward<F>(f)});
-    tsan_task_handoff_release();
     if (inside())
         group_.run(std::move(handle));
     else
