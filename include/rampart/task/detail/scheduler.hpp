@@ -1,12 +1,18 @@
 #pragma once
 // The one place that talks to oneTBB: an arena with a fixed number of threads
-// and a task_group that owns every task rampart spawns, so that shutdown can
-// wait for all of them.
+// in which rampart's tasks run. Tasks are oneTBB tasks of our own (the
+// `d1::task` interface that tbb::task_group is built on) so that spawning one
+// touches no shared counter: each thread counts what it spawns and completes
+// in its own cache line, and shutdown waits until the sums agree.
 
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
+#include <oneapi/tbb/version.h>
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -69,8 +75,21 @@ public:
         const scheduler* saved_;
     };
 
-    /// Waits until every spawned task has finished.
+    /// Waits until every spawned task has finished; the calling thread runs
+    /// tasks meanwhile.
     void wait_all();
+
+    /// Per-thread counts of spawned and completed tasks (single writer each).
+    struct alignas(64) thread_counts {
+        std::atomic<std::uint64_t> spawned{0};
+        std::atomic<std::uint64_t> completed{0};
+    };
+    thread_counts& my_counts();
+    /// True when every task spawned so far has completed.
+    bool quiescent();
+
+    oneapi::tbb::task_group_context& context_of_tasks() noexcept { return tasks_context_; }
+    oneapi::tbb::task_arena& arena() noexcept { return arena_; }
 
     static task_context& context() noexcept { return tls_context_; }
     static finish_scope*& current_finish() noexcept { return tls_context_.finish; }
@@ -78,7 +97,10 @@ public:
 private:
     int threads_;
     oneapi::tbb::task_arena arena_;
-    oneapi::tbb::task_group group_;
+    // Isolated: rampart's tasks are never cancelled from a caller's context.
+    oneapi::tbb::task_group_context tasks_context_{oneapi::tbb::task_group_context::isolated};
+    std::mutex counts_mutex_;
+    std::deque<thread_counts> counts_;  // stable addresses
 
     static inline scheduler* global_ = nullptr;
     static inline thread_local const scheduler* tls_current_ = nullptr;
@@ -91,33 +113,61 @@ private:
 
 namespace rampart::detail {
 
-/// The functor handed to oneTBB, which calls it as const; the task body runs
-/// once and may consume what it holds.
-template <class F>
-struct task_body {
-    finish_scope* scope;
-    mutable F fn;
+static_assert(TBB_VERSION_MAJOR == 2021, "rampart's scheduler uses oneTBB 2021's task interface (d1::task)");
 
-    void operator()() const {
+/// One rampart task as a oneTBB task: runs its body once, in the finish scope
+/// and on the thread marked as inside the scheduler, then frees itself.
+template <class F>
+class tbb_task final : public oneapi::tbb::detail::d1::task {
+public:
+    template <class G>
+    tbb_task(G&& fn, finish_scope* scope, scheduler* s, oneapi::tbb::detail::d1::small_object_allocator& alloc)
+        : alloc_(alloc), scope_(scope), sched_(s), fn_(std::forward<G>(fn)) {}
+
+    oneapi::tbb::detail::d1::task* execute(oneapi::tbb::detail::d1::execution_data& ed) override {
+        run();
+        alloc_.delete_object(this, ed);
+        return nullptr;
+    }
+    // The context is isolated and never cancelled; should oneTBB cancel
+    // anyway, the body still runs, so that no future is left unset.
+    oneapi::tbb::detail::d1::task* cancel(oneapi::tbb::detail::d1::execution_data& ed) override {
+        return execute(ed);
+    }
+
+private:
+    void run() noexcept {
+        scheduler* s = sched_;
+        scheduler::inside_marker mark(s);
+        task_context saved = scheduler::context();
         // The task runs in the finish scope it was created in, so the tasks it
         // spawns are waited for by the same finish.
-        scheduler::inside_marker mark(scheduler::instance());
-        task_context saved = scheduler::context();
-        scheduler::context() = task_context{scope};
-        fn();
+        scheduler::context() = task_context{scope_};
+        fn_();
         scheduler::context() = saved;
+        finish_scope* scope = scope_;
+        auto& done = s->my_counts().completed;
+        done.store(done.load(std::memory_order_relaxed) + 1, std::memory_order_release);
         if (scope) scope->leave();
     }
+
+    oneapi::tbb::detail::d1::small_object_allocator alloc_;
+    finish_scope* scope_;
+    scheduler* sched_;
+    F fn_;
 };
 
 template <class F>
 void scheduler::spawn(finish_scope* scope, F&& f) {
-    // defer() builds the oneTBB task, counted by the group, without running it.
-    auto handle = group_.defer(task_body<std::decay_t<F>>{scope, std::forward<F>(f)});
+    using task_t = tbb_task<std::decay_t<F>>;
+    oneapi::tbb::detail::d1::small_object_allocator alloc{};
+    task_t* t = alloc.new_object<task_t>(std::forward<F>(f), scope, this, alloc);
+    auto& spawned = my_counts().spawned;
+    spawned.store(spawned.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (inside())
-        group_.run(std::move(handle));
+        oneapi::tbb::detail::d1::spawn(*t, tasks_context_);  // this thread's own deque
     else
-        arena_.enqueue(std::move(handle));
+        oneapi::tbb::detail::r1::enqueue(*t, tasks_context_, &arena_);
 }
 
 }  // namespace rampart::detail
