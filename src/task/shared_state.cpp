@@ -1,9 +1,19 @@
 #include <rampart/task/detail/scheduler.hpp>
 #include <rampart/task/detail/shared_state.hpp>
 
+#include <oneapi/tbb/scalable_allocator.h>
 #include <oneapi/tbb/task.h>
 
+#include <new>
+
 namespace rampart::detail {
+
+void* state_base::operator new(std::size_t bytes) {
+    if (void* p = scalable_malloc(bytes)) return p;
+    throw std::bad_alloc();
+}
+
+void state_base::operator delete(void* p) noexcept { scalable_free(p); }
 
 void state_base::publish() noexcept {
     std::uintptr_t head = head_.exchange(ready_tag, std::memory_order_acq_rel);

@@ -43,6 +43,11 @@ protected:
 
 class state_base {
 public:
+    // States are made and freed once per task, often on different threads:
+    // oneTBB's scalable allocator serves that better than malloc.
+    static void* operator new(std::size_t bytes);
+    static void operator delete(void* p) noexcept;
+
     state_base(const state_base&) = delete;
     state_base& operator=(const state_base&) = delete;
 
