@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs rampart-bench-tasks and rampart-stencil1d in the configurations that
 issue 2 names, writes the medians to bench/results/tasks.json and
-bench/results/stencil1d.json, and plots per-task overhead against error rate
-(like Fig. 2 of the HPX resiliency paper) to bench/results/tasks_overhead.png.
+bench/results/stencil1d.json, then calls plot_tasks.py for the plot of
+per-task overhead against error rate (like Fig. 2 of the HPX resiliency paper).
 
 usage: bench/run_tasks.py [build-dir]    (matplotlib needed only for the plot)
 """
@@ -88,26 +88,4 @@ for v in ("dataflow", "replay", "replay_checksum"):
     st["case_a"][v] = stencil(variant=v, **case_a)
 (results / "stencil1d.json").write_text(json.dumps(st, indent=1) + "\n")
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:
-    print("matplotlib not found: no plot")
-    sys.exit(0)
-
-rates = sorted(report["sweep"], key=float)
-base0 = report["sweep"]["0"]["async"]["per_task_us"]
-fig, ax = plt.subplots(figsize=(7, 4.5))
-for v in ("async_replay", "async_replay_validate", "async_replicate", "async_replicate_vote"):
-    ys = [report["sweep"][r][v]["per_task_us"] - base0 for r in rates]
-    ax.plot([100 * float(r) for r in rates], ys, marker="o", label=v)
-ax.set_xlabel("tasks failing (%)")
-ax.set_ylabel("extra time per task over plain async without errors (µs)")
-ax.set_title("rampart: resilient async, grain 200 µs, 1 thread (cf. HPX paper Fig. 2)")
-ax.set_yscale("symlog", linthresh=1)
-ax.grid(True, alpha=0.3)
-ax.legend()
-fig.tight_layout()
-fig.savefig(results / "tasks_overhead.png", dpi=120)
-print("wrote", results / "tasks_overhead.png")
+subprocess.run([sys.executable, str(Path(__file__).resolve().parent / "plot_tasks.py")], check=False)
