@@ -78,6 +78,32 @@ void throw_if_empty(const S& s) {
     if (!s) throw future_error("rampart: operation on an empty future");
 }
 
+/// What future and shared_future have in common: the state and its queries.
+template <class T>
+class future_base {
+public:
+    using value_type = T;
+
+    /// False for a default-constructed future and after future::get().
+    bool valid() const noexcept { return static_cast<bool>(s_); }
+    bool is_ready() const noexcept { return s_ && s_->ready(); }
+    bool has_value() const noexcept { return is_ready() && !s_->has_exception(); }
+    bool has_exception() const noexcept { return s_ && s_->has_exception(); }
+
+    /// Waits until ready; inside a task the worker runs other tasks meanwhile.
+    void wait() const {
+        throw_if_empty(s_);
+        s_->wait();
+    }
+
+protected:
+    future_base() noexcept = default;
+    explicit future_base(state_ptr<shared_state<T>> s) noexcept : s_(std::move(s)) {}
+    friend struct future_access;
+
+    state_ptr<shared_state<T>> s_;
+};
+
 }  // namespace detail
 
 /// The result of an asynchronous operation, read once.
@@ -88,27 +114,16 @@ void throw_if_empty(const S& s) {
 ///
 /// Not thread-safe: one future is used by one thread at a time.
 template <class T>
-class future {
-public:
-    using value_type = T;
+class future : public detail::future_base<T> {
+    using base = detail::future_base<T>;
+    using base::s_;
 
+public:
     future() noexcept = default;
     future(future&&) noexcept = default;
     future& operator=(future&&) noexcept = default;
     future(const future&) = delete;
     future& operator=(const future&) = delete;
-
-    /// True until get() or share() was called.
-    bool valid() const noexcept { return static_cast<bool>(s_); }
-    bool is_ready() const noexcept { return s_ && s_->ready(); }
-    bool has_value() const noexcept { return is_ready() && !s_->has_exception(); }
-    bool has_exception() const noexcept { return s_ && s_->has_exception(); }
-
-    /// Waits until ready; inside a task the worker runs other tasks meanwhile.
-    void wait() const {
-        detail::throw_if_empty(s_);
-        s_->wait();
-    }
 
     /// Waits, then returns the value (moved out) or rethrows the exception.
     T get() {
@@ -130,8 +145,7 @@ public:
 private:
     friend struct detail::future_access;
     friend class shared_future<T>;
-    explicit future(detail::state_ptr<detail::shared_state<T>> s) noexcept : s_(std::move(s)) {}
-    detail::state_ptr<detail::shared_state<T>> s_;
+    explicit future(detail::state_ptr<detail::shared_state<T>> s) noexcept : base(std::move(s)) {}
 };
 
 /// A future that many readers may copy and read.
@@ -139,22 +153,13 @@ private:
 ///     rampart::shared_future<std::vector<double>> a = rampart::async(make_field).share();
 ///     const std::vector<double>& v = a.get();   // a stays valid
 template <class T>
-class shared_future {
+class shared_future : public detail::future_base<T> {
+    using base = detail::future_base<T>;
+    using base::s_;
+
 public:
-    using value_type = T;
-
     shared_future() noexcept = default;
-    shared_future(future<T>&& f) noexcept : s_(std::move(f.s_)) {}
-
-    bool valid() const noexcept { return static_cast<bool>(s_); }
-    bool is_ready() const noexcept { return s_ && s_->ready(); }
-    bool has_value() const noexcept { return is_ready() && !s_->has_exception(); }
-    bool has_exception() const noexcept { return s_ && s_->has_exception(); }
-
-    void wait() const {
-        detail::throw_if_empty(s_);
-        s_->wait();
-    }
+    shared_future(future<T>&& f) noexcept : base(std::move(f.s_)) {}
 
     /// Waits, then returns a reference to the value, or rethrows.
     decltype(auto) get() const {
@@ -171,7 +176,6 @@ public:
 
 private:
     friend struct detail::future_access;
-    detail::state_ptr<detail::shared_state<T>> s_;
 };
 
 /// The writing end of a future.
