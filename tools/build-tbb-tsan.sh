@@ -21,7 +21,7 @@ apt-get "${apt_opts[@]}" update -qq
 (cd "$dir/src" && apt-get "${apt_opts[@]}" source --download-only -qq onetbb=2021.8.0-2+deb12u1)
 tar -C "$dir/src" -xf "$dir"/src/onetbb_2021.8.0.orig.tar.xz
 cmake -S "$dir/src/oneTBB-2021.8.0" -B "$dir/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DTBB_SANITIZE=thread -DTBB_TEST=OFF -DTBB_EXAMPLES=OFF -DTBBMALLOC_BUILD=OFF -DTBB_STRICT=OFF \
+      -DTBB_SANITIZE=thread -DTBB_TEST=OFF -DTBB_EXAMPLES=OFF -DTBBMALLOC_BUILD=ON -DTBBMALLOC_PROXY_BUILD=OFF -DTBB_STRICT=OFF \
       -DCMAKE_INSTALL_PREFIX="$dir/prefix" > /dev/null
 cmake --build "$dir/build" > "$dir/build.log" 2>&1 || { tail -30 "$dir/build.log"; exit 1; }
 cmake --install "$dir/build" > /dev/null
