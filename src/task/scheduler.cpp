@@ -17,7 +17,18 @@ scheduler::scheduler(int threads)
 
 scheduler::~scheduler() {
     wait_all();
+    std::vector<std::function<void()>> hooks;
+    {
+        std::lock_guard lock(counts_mutex_);
+        hooks.swap(shutdown_hooks_);
+    }
+    for (auto it = hooks.rbegin(); it != hooks.rend(); ++it) (*it)();
     global_ = nullptr;
+}
+
+void scheduler::on_shutdown(std::function<void()> f) {
+    std::lock_guard lock(counts_mutex_);
+    shutdown_hooks_.push_back(std::move(f));
 }
 
 scheduler& scheduler::get() {

@@ -12,9 +12,11 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace rampart::detail {
 
@@ -79,6 +81,11 @@ public:
     /// tasks meanwhile.
     void wait_all();
 
+    /// Registers f to run when the runtime shuts down, after every task has
+    /// finished; later registrations run first. Used by layers that own
+    /// threads or MPI (the communication engine).
+    void on_shutdown(std::function<void()> f);
+
     /// Per-thread counts of spawned and completed tasks (single writer each).
     struct alignas(64) thread_counts {
         std::atomic<std::uint64_t> spawned{0};
@@ -99,6 +106,7 @@ private:
     oneapi::tbb::task_arena arena_;
     // Isolated: rampart's tasks are never cancelled from a caller's context.
     oneapi::tbb::task_group_context tasks_context_{oneapi::tbb::task_group_context::isolated};
+    std::vector<std::function<void()>> shutdown_hooks_;
     std::mutex counts_mutex_;
     std::deque<thread_counts> counts_;  // stable addresses
 

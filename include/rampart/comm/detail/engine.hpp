@@ -1,0 +1,60 @@
+#pragma once
+// The communication engine: one thread per process that makes every MPI call
+// (MPI_THREAD_FUNNELED). Other threads hand it operations through a queue and
+// get results through promises. This header keeps MPI itself out of sight.
+
+#include <rampart/comm/serialization.hpp>
+#include <rampart/task/future.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace rampart::comm::detail {
+
+/// What the engine counted, for reports and tests.
+struct engine_counters {
+    std::uint64_t messages_sent = 0;
+    std::uint64_t messages_received = 0;
+    std::uint64_t bytes_sent = 0;
+    std::uint64_t bytes_received = 0;
+    std::uint64_t duplicates_dropped = 0;
+    std::uint64_t malformed = 0;
+};
+
+class engine {
+public:
+    /// The engine of this process, started (and MPI initialised) on first
+    /// use; it is shut down with the rampart::runtime. Needs a live runtime.
+    static engine& get();
+
+    int rank() const noexcept { return rank_; }
+    int size() const noexcept { return size_; }
+    /// Largest tag a user may give.
+    int max_tag() const noexcept { return max_tag_; }
+
+    /// Sends `payload` to logical rank `dest` with `tag`; `done` is fulfilled
+    /// when MPI no longer needs the payload.
+    void post_send(int dest, int tag, outgoing_payload payload, promise<void> done);
+
+    /// Receives the next message from logical rank `source` with `tag` into
+    /// `target`.
+    void post_recv(int source, int tag, std::unique_ptr<incoming_target> target);
+
+    /// Test hook: sends `payload` with an explicit sequence number and
+    /// envelope fields, bypassing numbering (to make duplicates and malformed
+    /// messages). `raw_bytes`, if not empty, is sent instead of an envelope.
+    void post_raw(int dest, int tag, std::uint64_t sequence, outgoing_payload payload, std::string raw_bytes,
+                  promise<void> done);
+
+    engine_counters counters() const;
+
+    class impl;
+
+private:
+    engine() = default;
+    int rank_ = 0, size_ = 1, max_tag_ = 0;
+    impl* impl_ = nullptr;  // owned; lives until process shutdown
+    friend class impl;
+};
+
+}  // namespace rampart::comm::detail
