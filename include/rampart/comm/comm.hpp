@@ -5,6 +5,7 @@
 #include <rampart/comm/detail/engine.hpp>
 #include <rampart/comm/errors.hpp>
 #include <rampart/comm/serialization.hpp>
+#include <rampart/resilience/detail/effects.hpp>
 #include <rampart/resilience/errors.hpp>
 #include <rampart/task/future.hpp>
 
@@ -100,6 +101,11 @@ private:
 /// values and std::vectors of them are sent from their own bytes; other types
 /// need cereal serialisation.
 ///
+/// Inside a resilient task (replay, replicate, async_await_check) the send is
+/// held back until the task's result is accepted: an attempt that fails or a
+/// copy that loses the vote sends nothing. Its future is then ready only after
+/// the task has finished, so do not wait for it inside the task.
+///
 ///     auto sent = rampart::comm::isend(1, 7, std::vector<double>{1.0, 2.0});
 ///     auto got = rampart::comm::irecv<std::vector<double>>(0, 7);   // on rank 1
 template <class T>
@@ -107,21 +113,58 @@ future<void> isend(int dest, int tag, T&& value) {
     detail::check_peer(dest, tag, "isend");
     promise<void> done;
     auto f = done.get_future();
-    detail::engine::get().post_send(dest, tag, detail::encode(std::forward<T>(value)), std::move(done));
+    auto payload = detail::encode(std::forward<T>(value));
+    if (auto* attempt = rampart::detail::attempt_effects::current()) {
+        struct held {
+            int dest, tag;
+            detail::outgoing_payload payload;
+            promise<void> done;
+        };
+        auto h = std::make_shared<held>(held{dest, tag, std::move(payload), std::move(done)});
+        attempt->defer([h] { detail::engine::get().post_send(h->dest, h->tag, std::move(h->payload), std::move(h->done)); },
+                       [h] {
+                           try {
+                               h->done.set_exception(std::make_exception_ptr(
+                                   rampart::error("rampart: send discarded with a failed or outvoted attempt")));
+                           } catch (...) {
+                           }
+                       });
+        return f;
+    }
+    detail::engine::get().post_send(dest, tag, std::move(payload), std::move(done));
     return f;
 }
+
+namespace detail {
+template <class T>
+future<T> post_irecv(int source, int tag) {
+    promise<T> p;
+    auto f = p.get_future();
+    engine::get().post_recv(source, tag, std::make_unique<typed_target<T>>(std::move(p)));
+    return f;
+}
+}  // namespace detail
 
 /// Receives the next message from logical rank `source` with `tag` as a T.
 /// Messages from one source with one tag arrive in the order they were sent.
 /// A message of another type or size is a message_error in the future.
+///
+/// Inside a resilient task the receive is posted once for the task: every
+/// replay and every replica that makes its k-th irecv(source, tag) gets the
+/// same message.
 template <class T>
 future<T> irecv(int source, int tag) {
     static_assert(!std::is_reference_v<T> && !std::is_const_v<T>, "irecv<T>: T must be a plain value type");
     detail::check_peer(source, tag, "irecv");
-    promise<T> p;
-    auto f = p.get_future();
-    detail::engine::get().post_recv(source, tag, std::make_unique<detail::typed_target<T>>(std::move(p)));
-    return f;
+    if (auto* attempt = rampart::detail::attempt_effects::current()) {
+        std::string channel = "irecv:" + std::to_string(source) + ":" + std::to_string(tag) + ":" +
+                              std::to_string(detail::type_hash<T>());
+        std::string key = channel + ":" + std::to_string(attempt->next_index(channel));
+        auto shared = attempt->task().cached<shared_future<T>>(
+            key, [&] { return new shared_future<T>(detail::post_irecv<T>(source, tag).share()); });
+        return shared->then([](shared_future<T> s) { return s.get(); });
+    }
+    return detail::post_irecv<T>(source, tag);
 }
 
 }  // namespace rampart::comm

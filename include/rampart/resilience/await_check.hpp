@@ -36,18 +36,24 @@ future<void> await_check_impl(std::size_t attempts, Body&& body, promise<T> out,
         [attempts, out = std::move(out), b = std::forward<Body>(body), chk = std::forward<Check>(check),
          fix = std::forward<Correct>(correct)](Tuple&& in) mutable {
             std::exception_ptr last;
+            resilient_task_scope task;
             for (std::size_t a = 0; a < attempts; ++a) {
                 if (a > 0) count(&counter_slot::replays);
                 attempt_marker mark(a, 0);
+                attempt_effects effects(&task);
                 std::optional<T> r;
                 try {
+                    effects_marker collect(&effects);
                     r.emplace(std::apply(b, std::as_const(in)));
                 } catch (...) {
                     count(&counter_slot::task_exceptions);
                     last = std::current_exception();
                     continue;
                 }
-                if (passes(chk, *r, last)) return out.set_value(std::move(*r));
+                if (passes(chk, *r, last)) {
+                    effects.commit();
+                    return out.set_value(std::move(*r));
+                }
                 if constexpr (!std::is_same_v<std::decay_t<Correct>, no_correction>) {
                     bool fixed = false;
                     try {
@@ -58,6 +64,7 @@ future<void> await_check_impl(std::size_t attempts, Body&& body, promise<T> out,
                     std::exception_ptr after;
                     if (fixed && passes(chk, *r, after)) {
                         count(&counter_slot::corrections_applied);
+                        effects.commit();
                         return out.set_value(std::move(*r));
                     }
                 }
@@ -76,17 +83,22 @@ future<void> await_replicate_impl(std::size_t rounds, Body&& body, promise<T> ou
     return dataflow_launch<void>(
         [rounds, out = std::move(out), b = std::forward<Body>(body)](Tuple&& in) mutable {
             // Two copies that agree are accepted; on disagreement a third
-            // decides by majority, as in HClib's replication.
+            // decides by majority, as in HClib's replication. Only the copy
+            // that gave the accepted result sends its messages.
             std::exception_ptr last;
-            std::vector<T> results;
+            resilient_task_scope task;
             for (std::size_t round = 0; round < rounds; ++round) {
-                results.clear();
+                std::vector<T> results;
+                std::vector<attempt_effects> effects;
                 for (std::size_t copy = 0; copy < 3; ++copy) {
                     if (copy == 2 && results.size() == 2 && results[0] == results[1]) break;
                     count(&counter_slot::replicas_launched);
                     attempt_marker mark(round, copy);
+                    attempt_effects e(&task);
                     try {
+                        effects_marker collect(&e);
                         results.push_back(std::apply(b, std::as_const(in)));
+                        effects.push_back(std::move(e));
                     } catch (...) {
                         count(&counter_slot::task_exceptions);
                         last = std::current_exception();
@@ -97,7 +109,15 @@ future<void> await_replicate_impl(std::size_t rounds, Body&& body, promise<T> ou
                 auto winner = majority_vote{}(std::vector<T>(results));
                 if (winner && n >= 2) {
                     std::uint64_t lost = 0;
-                    for (auto& r : results) lost += (r == *winner) ? 0 : 1;
+                    bool committed = false;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        if (!(results[i] == *winner)) {
+                            ++lost;
+                        } else if (!committed) {
+                            effects[i].commit();
+                            committed = true;
+                        }
+                    }
                     if (lost) count(&counter_slot::votes_lost, lost);
                     return out.set_value(std::move(*winner));
                 }

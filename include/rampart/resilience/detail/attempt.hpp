@@ -1,6 +1,7 @@
 #pragma once
 // One attempt of a resilient task and the replay loop around it.
 
+#include <rampart/resilience/detail/effects.hpp>
 #include <rampart/resilience/errors.hpp>
 #include <rampart/task/counters.hpp>
 #include <rampart/task/detail/scheduler.hpp>
@@ -83,16 +84,29 @@ bool attempt_once(F& f, const Tuple& args, Valid& valid, std::optional<stored_t<
     return false;
 }
 
-/// Up to `n` attempts of f as replica `replica`; the first valid result is
-/// returned, else `last` holds the last failure and the result is empty.
+/// Up to `n` attempts of f as replica `replica` of the task whose shared
+/// scope is `task`; the first valid result is returned and its attempt's
+/// deferred effects are moved to `accepted` (the caller commits them once the
+/// result is chosen). Else `last` holds the last failure and the result is
+/// empty.
 template <class R, class F, class Tuple, class Valid>
 std::optional<stored_t<R>> replay_attempts(std::size_t n, std::size_t first_attempt, std::size_t replica, F& f,
-                                           const Tuple& args, Valid& valid, std::exception_ptr& last) noexcept {
+                                           const Tuple& args, Valid& valid, std::exception_ptr& last,
+                                           resilient_task_scope& task, attempt_effects& accepted) noexcept {
     std::optional<stored_t<R>> out;
     for (std::size_t a = 0; a < n; ++a) {
         if (a > 0) count(&counter_slot::replays);
         attempt_marker mark(first_attempt + a, replica);
-        if (attempt_once<R>(f, args, valid, out, last)) break;
+        attempt_effects effects(&task);
+        bool ok;
+        {
+            effects_marker collect(&effects);
+            ok = attempt_once<R>(f, args, valid, out, last);
+        }
+        if (ok) {
+            accepted = std::move(effects);
+            break;
+        }
     }
     return out;
 }
@@ -101,11 +115,14 @@ std::optional<stored_t<R>> replay_attempts(std::size_t n, std::size_t first_atte
 template <class R, class F, class Tuple, class Valid>
 R replay_body(std::size_t n, F& f, const Tuple& args, Valid& valid) {
     std::exception_ptr last;
-    auto out = replay_attempts<R>(n, 0, 0, f, args, valid, last);
+    resilient_task_scope task;
+    attempt_effects accepted(&task);
+    auto out = replay_attempts<R>(n, 0, 0, f, args, valid, last, task, accepted);
     if (!out) {
         count(&counter_slot::exhausted);
         std::rethrow_exception(nest<replay_exhausted>(last, n));
     }
+    accepted.commit();
     if constexpr (!std::is_void_v<R>) return std::move(*out);
 }
 

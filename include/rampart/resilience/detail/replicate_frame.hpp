@@ -72,11 +72,13 @@ private:
     struct slot {
         std::optional<value_type> value;
         std::exception_ptr error;
+        attempt_effects effects{nullptr};  // of the attempt that gave `value`
     };
 
     void run_copy(std::size_t i) noexcept {
         slot& s = slots_[i];
-        s.value = replay_attempts<R>(policy_.replays, round_ * policy_.replays, i, f_, args_, valid_, s.error);
+        s.value = replay_attempts<R>(policy_.replays, round_ * policy_.replays, i, f_, args_, valid_, s.error,
+                                     task_, s.effects);
         if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) decide();
     }
 
@@ -93,7 +95,10 @@ private:
         }
         if constexpr (!votes_v<Vote>) {
             for (auto& s : slots_)
-                if (s.value) return finish_with_value(std::move(*s.value));
+                if (s.value) {
+                    s.effects.commit();  // only the chosen copy's messages leave
+                    return finish_with_value(std::move(*s.value));
+                }
         } else {
             static_assert(!std::is_void_v<R>, "rampart: a vote needs a result type");
             std::vector<value_type> results;
@@ -114,7 +119,11 @@ private:
             if (!winner) {
                 if (++round_ < policy_.replays) {
                     count(&counter_slot::replays, policy_.replicas);
-                    for (auto& s : slots_) s = slot{};
+                    for (auto& s : slots_) {
+                        s.value.reset();
+                        s.error = nullptr;
+                        s.effects.discard();
+                    }
                     return launch_round();
                 }
                 count(&counter_slot::exhausted);
@@ -122,9 +131,25 @@ private:
             }
             if constexpr (std::equality_comparable<value_type>) {
                 std::uint64_t lost = 0;
-                for (auto& s : slots_)
-                    if (s.value && !(*s.value == *winner)) ++lost;
+                bool committed = false;
+                for (auto& s : slots_) {
+                    if (!s.value) continue;
+                    if (!(*s.value == *winner)) {
+                        ++lost;
+                    } else if (!committed) {
+                        s.effects.commit();  // the first copy that voted for the winner speaks
+                        committed = true;
+                    }
+                }
                 if (lost) count(&counter_slot::votes_lost, lost);
+            } else {
+                // Without == the winner cannot be traced to a copy; the first
+                // valid copy's messages leave.
+                for (auto& s : slots_)
+                    if (s.value) {
+                        s.effects.commit();
+                        break;
+                    }
             }
             return finish_with_value(std::move(*winner));
         }
@@ -154,6 +179,7 @@ private:
     Vote vote_;
     shared_state<R>* out_;
     finish_scope* scope_;
+    resilient_task_scope task_;  // shared by every copy and round
     std::vector<slot> slots_;
     std::atomic<std::size_t> remaining_{0};
     std::size_t round_ = 0;
