@@ -4,7 +4,10 @@
 #include "../common/cli.hpp"
 #include "stencil.hpp"
 
+#include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
+
+#include <cstdlib>
 
 #include <cstdio>
 #include <exception>
@@ -42,11 +45,16 @@ int main(int argc, char** argv) {
         const bool json = opt.flag("json");
         opt.finish();
 
+        // Under mpiexec the domain is spread over the ranks.
+        c.distributed = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+
         rampart::runtime rt(threads);
         auto r = rt.run([&] { return rampart::stencil::run(c); });
+        if (c.distributed && rampart::comm::rank() != 0) return 0;  // rank 0 reports for all
         const auto& s = r.stats;
-        std::printf("variant        %s (%zu subdomains x %zu points, %zu iterations x %zu steps, %d threads)\n",
-                    to_string(c.kind).c_str(), c.subdomains, c.points, c.iterations, c.steps, rt.threads());
+        const int ranks = c.distributed ? rampart::comm::size() : 1;
+        std::printf("variant        %s (%zu subdomains x %zu points, %zu iterations x %zu steps, %d ranks x %d threads)\n",
+                    to_string(c.kind).c_str(), c.subdomains, c.points, c.iterations, c.steps, ranks, rt.threads());
         std::printf("faults         %llu injected (%s, rate %g, seed %llu)\n",
                     static_cast<unsigned long long>(r.faults_injected), fault_kind(c.kind).c_str(), c.error_rate,
                     static_cast<unsigned long long>(c.seed));
@@ -61,14 +69,14 @@ int main(int argc, char** argv) {
                 "{\"variant\":\"%s\",\"checksum\":\"%s\",\"seconds\":%.6f,\"faults_injected\":%llu,"
                 "\"fault_kind\":\"%s\",\"error_rate\":%g,\"seed\":%llu,\"replays\":%llu,\"votes_lost\":%llu,"
                 "\"corrections\":%llu,\"validations_failed\":%llu,\"exhausted\":%llu,\"tasks\":%llu,"
-                "\"subdomains\":%zu,\"points\":%zu,\"iterations\":%zu,\"steps\":%zu,\"threads\":%d}\n",
+                "\"subdomains\":%zu,\"points\":%zu,\"iterations\":%zu,\"steps\":%zu,\"threads\":%d,\"ranks\":%d}\n",
                 to_string(c.kind).c_str(), r.checksum.c_str(), r.seconds,
                 static_cast<unsigned long long>(r.faults_injected), fault_kind(c.kind).c_str(), c.error_rate,
                 static_cast<unsigned long long>(c.seed), static_cast<unsigned long long>(s.replays),
                 static_cast<unsigned long long>(s.votes_lost), static_cast<unsigned long long>(s.corrections_applied),
                 static_cast<unsigned long long>(s.validations_failed), static_cast<unsigned long long>(s.exhausted),
                 static_cast<unsigned long long>(s.tasks), c.subdomains, c.points, c.iterations, c.steps,
-                rt.threads());
+                rt.threads(), ranks);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rampart-stencil1d: %s\n", e.what());

@@ -1,9 +1,11 @@
 #include "stencil.hpp"
 
+#include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
 #include <xxhash.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -121,6 +123,43 @@ partition initial(std::size_t sub, const config& c) {
 
 }  // namespace
 
+namespace {
+
+// Tags of the messages between neighbouring ranks. Each (source, tag) channel
+// carries one message per iteration, in order, so no iteration number is
+// needed in the tag.
+constexpr int tag_tail_to_right = 1;   // my last subdomain's last values, for my right neighbour
+constexpr int tag_head_to_left = 2;    // my first subdomain's first values, for my left neighbour
+constexpr int tag_gather = 3;          // final partitions, to rank 0
+constexpr int tag_counts = 4;          // counters, to rank 0
+
+partition slice(const partition& p, std::size_t from, std::size_t count) {
+    partition s;
+    s.values.assign(p.values.begin() + static_cast<std::ptrdiff_t>(from),
+                    p.values.begin() + static_cast<std::ptrdiff_t>(from + count));
+    s.checksum = word_sum(s.values);
+    return s;
+}
+
+shared_future<partition> ghost_from(int rank, int tag) {
+    return comm::irecv<std::vector<double>>(rank, tag)
+        .then([](future<std::vector<double>> f) {
+            partition p;
+            p.values = f.get();
+            p.checksum = word_sum(p.values);
+            return p;
+        })
+        .share();
+}
+
+std::string hex64(std::uint64_t v) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
+    return hex;
+}
+
+}  // namespace
+
 result run(const config& c) {
     if (c.subdomains < 1) throw rampart::invalid_argument("stencil: need at least one subdomain");
     if (c.steps < 1 || c.points < c.steps)
@@ -128,9 +167,27 @@ result run(const config& c) {
     if (!(c.courant > 0 && c.courant <= 1)) throw rampart::invalid_argument("stencil: Courant number must be in (0, 1]");
     if (c.replays < 1) throw rampart::invalid_argument("stencil: replays must be at least 1");
 
+    // This process owns the global subdomains [lo, hi); with one process, all.
     const std::size_t n = c.subdomains;
-    std::vector<shared_future<partition>> cur(n);
-    for (std::size_t i = 0; i < n; ++i) cur[i] = make_ready_future(initial(i, c)).share();
+    const int ranks = c.distributed ? comm::size() : 1;
+    const int me = c.distributed ? comm::rank() : 0;
+    if (static_cast<std::size_t>(ranks) > n)
+        throw rampart::invalid_argument("stencil: more ranks than subdomains");
+    const std::size_t lo = n * static_cast<std::size_t>(me) / static_cast<std::size_t>(ranks);
+    const std::size_t hi = n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(ranks);
+    const std::size_t local = hi - lo;
+    const int left_rank = (me + ranks - 1) % ranks, right_rank = (me + 1) % ranks;
+    const bool remote = ranks > 1;
+
+    std::vector<shared_future<partition>> cur(local);
+    for (std::size_t k = 0; k < local; ++k) cur[k] = make_ready_future(initial(lo + k, c)).share();
+    // Ghosts of the neighbours' subdomains for the first iteration need no
+    // message: every process can compute the initial field.
+    shared_future<partition> left_ghost, right_ghost;
+    if (remote) {
+        left_ghost = make_ready_future(initial((lo + n - 1) % n, c)).share();
+        right_ghost = make_ready_future(initial(hi % n, c)).share();
+    }
 
     fault_injector inject(c.error_rate, c.seed);
     const bool faults = c.error_rate > 0;
@@ -140,60 +197,109 @@ result run(const config& c) {
     const auto t0 = std::chrono::steady_clock::now();
 
     for (std::size_t it = 0; it < c.iterations; ++it) {
-        std::vector<shared_future<partition>> next(n);
-        for (std::size_t i = 0; i < n; ++i) {
+        const bool feeds_next = it + 1 < c.iterations;
+        std::vector<shared_future<partition>> next(local);
+        for (std::size_t k = 0; k < local; ++k) {
+            const std::size_t i = lo + k;  // global subdomain
             const std::uint64_t key = it * n + i;
-            auto& l = cur[(i + n - 1) % n];
-            auto& m = cur[i];
-            auto& r = cur[(i + 1) % n];
+            auto& l = k > 0 ? cur[k - 1] : (remote ? left_ghost : cur[local - 1]);
+            auto& m = cur[k];
+            auto& r = k + 1 < local ? cur[k + 1] : (remote ? right_ghost : cur[0]);
+            // The edges of this rank's block go to the neighbours from inside
+            // the task: in a resilient task they leave only once its result
+            // is accepted, so a corrupted partition never crosses ranks.
+            const bool to_left = remote && feeds_next && k == 0;
+            const bool to_right = remote && feeds_next && k + 1 == local;
+            auto send_edges = [=](const partition& p) {
+                if (to_left) comm::isend(left_rank, tag_head_to_left, slice(p, 0, steps).values);
+                if (to_right) comm::isend(right_rank, tag_tail_to_right, slice(p, p.values.size() - steps, steps).values);
+            };
             // Every variant computes the same partition; they differ in how a
             // fault is made and caught.
-            auto compute_and_corrupt = [&inject, faults, key, steps, courant](const auto& l, const auto& m,
-                                                                                const auto& r) {
+            auto compute_and_corrupt = [&inject, faults, key, steps, courant, send_edges](const auto& l, const auto& m,
+                                                                                            const auto& r) {
                 partition p = advance(l.get(), m.get(), r.get(), steps, courant);
                 if (faults) inject.maybe_flip_bit(p.values, key);  // after the checksum: silent corruption
+                send_edges(p);
                 return p;
             };
             switch (c.kind) {
                 case variant::dataflow:
-                    next[i] = dataflow(compute_and_corrupt, l, m, r).share();
+                    next[k] = dataflow(compute_and_corrupt, l, m, r).share();
                     break;
                 case variant::replay:
-                    next[i] = dataflow_replay(
+                    next[k] = dataflow_replay(
                                   c.replays,
-                                  [&inject, faults, key, steps, courant](const auto& l, const auto& m, const auto& r) {
+                                  [&inject, faults, key, steps, courant, send_edges](const auto& l, const auto& m,
+                                                                                     const auto& r) {
                                       if (faults) inject.maybe_throw(key);
-                                      return advance(l.get(), m.get(), r.get(), steps, courant);
+                                      partition p = advance(l.get(), m.get(), r.get(), steps, courant);
+                                      send_edges(p);
+                                      return p;
                                   },
                                   l, m, r)
                                   .share();
                     break;
                 case variant::replay_checksum:
-                    next[i] = dataflow_replay_validate(c.replays, checksum_matches, compute_and_corrupt, l, m, r).share();
+                    next[k] = dataflow_replay_validate(c.replays, checksum_matches, compute_and_corrupt, l, m, r).share();
                     break;
                 case variant::replicate_vote:
-                    next[i] = dataflow_replicate_replay(3, c.replays, majority_vote{}, compute_and_corrupt, l, m, r)
+                    next[k] = dataflow_replicate_replay(3, c.replays, majority_vote{}, compute_and_corrupt, l, m, r)
                                   .share();
                     break;
             }
         }
         cur = std::move(next);
+        if (remote && feeds_next) {
+            left_ghost = ghost_from(left_rank, tag_tail_to_right);
+            right_ghost = ghost_from(right_rank, tag_head_to_left);
+        }
     }
     for (auto& f : cur) f.wait();
     const auto t1 = std::chrono::steady_clock::now();
 
-    XXH3_state_t* h = XXH3_createState();
-    XXH3_64bits_reset(h);
-    for (auto& f : cur) XXH3_64bits_update(h, f.get().values.data(), f.get().values.size() * sizeof(double));
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(XXH3_64bits_digest(h)));
-    XXH3_freeState(h);
-
     result res;
-    res.checksum = hex;
     res.seconds = std::chrono::duration<double>(t1 - t0).count();
     res.faults_injected = inject.injected();
     res.stats = difference(read_counters(), before);
+    if (!remote) {
+        XXH3_state_t* h = XXH3_createState();
+        XXH3_64bits_reset(h);
+        for (auto& f : cur) XXH3_64bits_update(h, f.get().values.data(), f.get().values.size() * sizeof(double));
+        res.checksum = hex64(XXH3_64bits_digest(h));
+        XXH3_freeState(h);
+        return res;
+    }
+
+    // Rank 0 hashes the whole field in global order and sums the counters.
+    const std::array<std::uint64_t, 9> mine = {res.faults_injected,         res.stats.tasks,
+                                               res.stats.replays,           res.stats.replicas_launched,
+                                               res.stats.votes_lost,        res.stats.validations_failed,
+                                               res.stats.corrections_applied, res.stats.task_exceptions,
+                                               res.stats.exhausted};
+    if (me != 0) {
+        for (auto& f : cur) comm::isend(0, tag_gather, f.get().values).get();
+        comm::isend(0, tag_counts, mine).get();
+        return res;
+    }
+    XXH3_state_t* h = XXH3_createState();
+    XXH3_64bits_reset(h);
+    for (auto& f : cur) XXH3_64bits_update(h, f.get().values.data(), f.get().values.size() * sizeof(double));
+    auto total = mine;
+    for (int r = 1; r < ranks; ++r) {
+        const std::size_t count = n * static_cast<std::size_t>(r + 1) / static_cast<std::size_t>(ranks) -
+                                  n * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks);
+        for (std::size_t k = 0; k < count; ++k) {
+            auto v = comm::irecv<std::vector<double>>(r, tag_gather).get();
+            XXH3_64bits_update(h, v.data(), v.size() * sizeof(double));
+        }
+        auto theirs = comm::irecv<std::array<std::uint64_t, 9>>(r, tag_counts).get();
+        for (std::size_t j = 0; j < total.size(); ++j) total[j] += theirs[j];
+    }
+    res.checksum = hex64(XXH3_64bits_digest(h));
+    XXH3_freeState(h);
+    res.faults_injected = total[0];
+    res.stats = counters{total[1], total[2], total[3], total[4], total[5], total[6], total[7], total[8]};
     return res;
 }
 

@@ -46,6 +46,7 @@ struct config {
     std::uint64_t seed = 1;
     std::size_t replays = 5;        // attempts of replay, rounds of replicate
     double courant = 0.5;
+    bool distributed = false;       // across the ranks of mpiexec (rampart::comm)
 };
 
 struct result {
@@ -60,8 +61,12 @@ std::string to_string(variant v);
 /// "exception" or "bitflip": the faults each variant is given.
 std::string fault_kind(variant v);
 
-/// Runs the stencil; needs a live rampart::runtime. Throws
-/// rampart::invalid_argument for a configuration that cannot run.
+/// Runs the stencil; needs a live rampart::runtime. Distributed, each rank
+/// owns a contiguous block of subdomains and exchanges the edges of its block
+/// with its neighbours; rank 0's result holds the checksum of the whole field
+/// and the counters summed over all ranks (other ranks: their own counters,
+/// no checksum). Throws rampart::invalid_argument for a configuration that
+/// cannot run.
 result run(const config& c);
 
 }  // namespace rampart::stencil
