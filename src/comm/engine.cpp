@@ -41,6 +41,30 @@ std::string mpi_error_text(int rc) {
     return "MPI error " + std::to_string(rc) + " (" + std::string(text, static_cast<std::size_t>(len)) + ")";
 }
 
+// The ranks of `comm` that MPI knows to have failed ("1, 3"), or "".
+std::string failed_ranks(MPI_Comm comm) {
+#if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
+    MPI_Group failed, all;
+    if (MPIX_Comm_get_failed(comm, &failed) != MPI_SUCCESS) return {};
+    int n = 0;
+    MPI_Group_size(failed, &n);
+    std::string text;
+    if (n > 0) {
+        std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+        MPI_Comm_group(comm, &all);
+        MPI_Group_translate_ranks(failed, n, in.data(), all, out.data());
+        MPI_Group_free(&all);
+        for (int r : out) text += (text.empty() ? "" : ", ") + std::to_string(r);
+    }
+    MPI_Group_free(&failed);
+    return text;
+#else
+    (void)comm;
+    return {};
+#endif
+}
+
 // A datatype that covers the envelope and the payload where they lie, so one
 // message carries both without copying the payload.
 MPI_Datatype message_type(const void* env, const void* payload, std::size_t payload_bytes) {
@@ -93,6 +117,14 @@ public:
         std::uint64_t sequence = 0;  // raw only
         std::string raw;             // raw only: sent instead of envelope + payload
     };
+
+    // The MPI error, and which ranks have died if that is why.
+    std::string failure_text(int rc) const {
+        std::string text = mpi_error_text(rc);
+        std::string dead = failed_ranks(comm_);
+        if (!dead.empty()) text += "; failed ranks: " + dead + " (no spare rank replaced them)";
+        return text;
+    }
 
     void push(op&& o) {
         {
@@ -232,7 +264,7 @@ private:
             MPI_Type_free(&t);
         }
         if (rc != MPI_SUCCESS) {
-            a.o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + mpi_error_text(rc))));
+            a.o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + failure_text(rc))));
             sends_.pop_back();
         }
     }
@@ -246,7 +278,7 @@ private:
             MPI_Status st;
             int rc = MPI_Improbe(key.first, key.second, comm_, &flag, &msg, &st);
             if (rc != MPI_SUCCESS) {
-                fail_front(ch, comm_error("rampart: irecv failed: " + mpi_error_text(rc)));
+                fail_front(ch, comm_error("rampart: irecv failed: " + failure_text(rc)));
                 progress = true;
                 continue;
             }
@@ -289,7 +321,7 @@ private:
             int flag = 0;
             int rc = MPI_Test(&it->request, &flag, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) {
-                it->o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + mpi_error_text(rc))));
+                it->o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + failure_text(rc))));
             } else if (flag) {
                 ++sent_;
                 bytes_sent_ += it->o.payload.bytes;
@@ -317,7 +349,7 @@ private:
             ch.busy = false;
             progress = true;
             if (rc != MPI_SUCCESS) {
-                fail_front(ch, comm_error("rampart: irecv failed: " + mpi_error_text(rc)));
+                fail_front(ch, comm_error("rampart: irecv failed: " + failure_text(rc)));
             } else {
                 complete(ch, *it);
             }
