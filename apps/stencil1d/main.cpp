@@ -63,20 +63,23 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(s.validations_failed),
                     static_cast<unsigned long long>(s.exhausted));
         std::printf("time           %.3f s\n", r.seconds);
+        if (c.distributed)
+            std::printf("communication  %.2f%% of the CPU time (engine threads %.3f s of %.3f s)\n",
+                        100.0 * r.comm_cpu_seconds / r.cpu_seconds, r.comm_cpu_seconds, r.cpu_seconds);
         std::printf("checksum       %s\n", r.checksum.c_str());
         if (json)
             std::printf(
                 "{\"variant\":\"%s\",\"checksum\":\"%s\",\"seconds\":%.6f,\"faults_injected\":%llu,"
                 "\"fault_kind\":\"%s\",\"error_rate\":%g,\"seed\":%llu,\"replays\":%llu,\"votes_lost\":%llu,"
                 "\"corrections\":%llu,\"validations_failed\":%llu,\"exhausted\":%llu,\"tasks\":%llu,"
-                "\"subdomains\":%zu,\"points\":%zu,\"iterations\":%zu,\"steps\":%zu,\"threads\":%d,\"ranks\":%d}\n",
+                "\"subdomains\":%zu,\"points\":%zu,\"iterations\":%zu,\"steps\":%zu,\"threads\":%d,\"ranks\":%d,\"cpu_seconds\":%.6f,\"comm_cpu_seconds\":%.6f}\n",
                 to_string(c.kind).c_str(), r.checksum.c_str(), r.seconds,
                 static_cast<unsigned long long>(r.faults_injected), fault_kind(c.kind).c_str(), c.error_rate,
                 static_cast<unsigned long long>(c.seed), static_cast<unsigned long long>(s.replays),
                 static_cast<unsigned long long>(s.votes_lost), static_cast<unsigned long long>(s.corrections_applied),
                 static_cast<unsigned long long>(s.validations_failed), static_cast<unsigned long long>(s.exhausted),
                 static_cast<unsigned long long>(s.tasks), c.subdomains, c.points, c.iterations, c.steps,
-                rt.threads(), ranks);
+                rt.threads(), ranks, r.cpu_seconds, r.comm_cpu_seconds);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rampart-stencil1d: %s\n", e.what());

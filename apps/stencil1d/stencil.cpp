@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <array>
+#include <sys/resource.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -152,6 +153,13 @@ shared_future<partition> ghost_from(int rank, int tag) {
         .share();
 }
 
+double process_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 std::string hex64(std::uint64_t v) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
@@ -194,6 +202,8 @@ result run(const config& c) {
     const std::size_t steps = c.steps;
     const double courant = c.courant;
     const counters before = read_counters();
+    const double cpu0 = process_cpu_seconds();
+    const double comm_cpu0 = remote ? comm::detail::engine::get().counters().cpu_seconds : 0.0;
     const auto t0 = std::chrono::steady_clock::now();
 
     for (std::size_t it = 0; it < c.iterations; ++it) {
@@ -260,6 +270,8 @@ result run(const config& c) {
 
     result res;
     res.seconds = std::chrono::duration<double>(t1 - t0).count();
+    res.cpu_seconds = process_cpu_seconds() - cpu0;
+    if (remote) res.comm_cpu_seconds = comm::detail::engine::get().counters().cpu_seconds - comm_cpu0;
     res.faults_injected = inject.injected();
     res.stats = difference(read_counters(), before);
     if (!remote) {
@@ -272,11 +284,13 @@ result run(const config& c) {
     }
 
     // Rank 0 hashes the whole field in global order and sums the counters.
-    const std::array<std::uint64_t, 9> mine = {res.faults_injected,         res.stats.tasks,
-                                               res.stats.replays,           res.stats.replicas_launched,
-                                               res.stats.votes_lost,        res.stats.validations_failed,
-                                               res.stats.corrections_applied, res.stats.task_exceptions,
-                                               res.stats.exhausted};
+    const auto micro = [](double s) { return static_cast<std::uint64_t>(s * 1e6); };
+    const std::array<std::uint64_t, 11> mine = {res.faults_injected,         res.stats.tasks,
+                                                res.stats.replays,           res.stats.replicas_launched,
+                                                res.stats.votes_lost,        res.stats.validations_failed,
+                                                res.stats.corrections_applied, res.stats.task_exceptions,
+                                                res.stats.exhausted,         micro(res.cpu_seconds),
+                                                micro(res.comm_cpu_seconds)};
     if (me != 0) {
         for (auto& f : cur) comm::isend(0, tag_gather, f.get().values).get();
         comm::isend(0, tag_counts, mine).get();
@@ -293,13 +307,15 @@ result run(const config& c) {
             auto v = comm::irecv<std::vector<double>>(r, tag_gather).get();
             XXH3_64bits_update(h, v.data(), v.size() * sizeof(double));
         }
-        auto theirs = comm::irecv<std::array<std::uint64_t, 9>>(r, tag_counts).get();
+        auto theirs = comm::irecv<std::array<std::uint64_t, 11>>(r, tag_counts).get();
         for (std::size_t j = 0; j < total.size(); ++j) total[j] += theirs[j];
     }
     res.checksum = hex64(XXH3_64bits_digest(h));
     XXH3_freeState(h);
     res.faults_injected = total[0];
     res.stats = counters{total[1], total[2], total[3], total[4], total[5], total[6], total[7], total[8]};
+    res.cpu_seconds = 1e-6 * static_cast<double>(total[9]);
+    res.comm_cpu_seconds = 1e-6 * static_cast<double>(total[10]);
     return res;
 }
 

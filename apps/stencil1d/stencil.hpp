@@ -54,6 +54,8 @@ struct result {
     double seconds = 0;    // time of the time loop only
     std::uint64_t faults_injected = 0;
     counters stats;
+    double cpu_seconds = 0;       // CPU time of the process(es) during the time loop
+    double comm_cpu_seconds = 0;  // of which the communication engine's (distributed runs)
 };
 
 variant parse_variant(const std::string& name);

@@ -19,6 +19,7 @@ struct engine_counters {
     std::uint64_t bytes_received = 0;
     std::uint64_t duplicates_dropped = 0;
     std::uint64_t malformed = 0;
+    double cpu_seconds = 0;  ///< CPU time of the engine thread: the cost of communication
 };
 
 class engine {
