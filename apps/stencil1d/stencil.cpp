@@ -220,7 +220,9 @@ result run(const config& c) {
             // is accepted, so a corrupted partition never crosses ranks.
             const bool to_left = remote && feeds_next && k == 0;
             const bool to_right = remote && feeds_next && k + 1 == local;
+            const bool reports = c.distributed && k == 0;  // the rank's progress, for reports and --kill R@iterN
             auto send_edges = [=](const partition& p) {
+                if (reports) comm::report_iteration(it);
                 if (to_left) comm::isend(left_rank, tag_head_to_left, slice(p, 0, steps).values);
                 if (to_right) comm::isend(right_rank, tag_tail_to_right, slice(p, p.values.size() - steps, steps).values);
             };

@@ -6,7 +6,12 @@
 #include <mpi-ext.h>
 #endif
 
+#include <rampart/task/config.hpp>
+#include <rampart/task/counters.hpp>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -43,28 +48,34 @@ std::string mpi_error_text(int rc) {
     return "MPI error " + std::to_string(rc) + " (" + std::string(text, static_cast<std::size_t>(len)) + ")";
 }
 
-// The ranks of `comm` that MPI knows to have failed ("1, 3"), or "".
-std::string failed_ranks(MPI_Comm comm) {
+// The ranks of `comm` that MPI knows to have failed.
+std::vector<int> failed_rank_list(MPI_Comm comm) {
+    std::vector<int> out;
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
     MPI_Group failed, all;
-    if (MPIX_Comm_get_failed(comm, &failed) != MPI_SUCCESS) return {};
+    if (MPIX_Comm_get_failed(comm, &failed) != MPI_SUCCESS) return out;
     int n = 0;
     MPI_Group_size(failed, &n);
-    std::string text;
     if (n > 0) {
-        std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+        std::vector<int> in(static_cast<std::size_t>(n));
+        out.resize(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
         MPI_Comm_group(comm, &all);
         MPI_Group_translate_ranks(failed, n, in.data(), all, out.data());
         MPI_Group_free(&all);
-        for (int r : out) text += (text.empty() ? "" : ", ") + std::to_string(r);
     }
     MPI_Group_free(&failed);
-    return text;
 #else
     (void)comm;
-    return {};
 #endif
+    return out;
+}
+
+// The ranks of `comm` that MPI knows to have failed ("1, 3"), or "".
+std::string failed_ranks(MPI_Comm comm) {
+    std::string text;
+    for (int r : failed_rank_list(comm)) text += (text.empty() ? "" : ", ") + std::to_string(r);
+    return text;
 }
 
 // A datatype that covers the envelope and the payload where they lie, so one
@@ -121,11 +132,20 @@ public:
     };
 
     // The MPI error, and which ranks have died if that is why.
-    std::string failure_text(int rc) const {
+    std::string failure_text(int rc) {
         std::string text = mpi_error_text(rc);
         std::string dead = failed_ranks(comm_);
-        if (!dead.empty()) text += "; failed ranks: " + dead + " (no spare rank replaced them)";
+        if (!dead.empty()) {
+            text += "; failed ranks: " + dead + " (no spare rank replaced them)";
+            std::lock_guard lock(mutex_);
+            dead_ranks_ = dead;
+        }
         return text;
+    }
+
+    std::string dead_ranks() const {
+        std::lock_guard lock(mutex_);
+        return dead_ranks_;
     }
 
     void push(op&& o) {
@@ -236,13 +256,44 @@ private:
             }
             bool progress = !fresh.empty();
             for (auto& o : fresh) accept(std::move(o));
+            // A probe for a message from a dead rank does not always report the
+            // failure, so while waiting the engine asks ULFM which ranks died.
+            if (idle > spin_polls && steady_clock::now() - last_failure_check_ > milliseconds(20)) {
+                last_failure_check_ = steady_clock::now();
+                progress |= fail_receives_from_dead_ranks();
+            }
             progress |= progress_receives();
             progress |= test_sends();
             progress |= test_receives();
+            if (failure_seen_) {
+                failure_seen_ = false;
+                progress |= fail_receives_from_dead_ranks();
+            }
             idle = progress ? 0 : idle + 1;
             if (stopping && sends_.empty() && recvs_.empty()) break;
             if (!progress && idle <= spin_polls) std::this_thread::yield();
         }
+    }
+
+    // A rank died and no spare can take its place: the computation cannot
+    // finish, and survivors may wait on messages their peers will never send
+    // (the peers' tasks fail on the lost data). So every waiting receive, from
+    // any rank, fails with an error that names the dead ranks.
+    bool fail_receives_from_dead_ranks() {
+        const std::string dead = failed_ranks(comm_);
+        if (dead.empty()) return false;
+        bool any = false;
+        for (auto& [key, ch] : channels_) {
+            if (ch.busy) continue;  // its message has arrived already
+            while (!ch.waiting.empty()) {
+                fail_front(ch, comm_error("rampart: irecv from rank " + std::to_string(key.first) +
+                                          " failed: failed ranks: " + dead + " (no spare rank replaced them)"));
+                any = true;
+            }
+        }
+        std::lock_guard lock(mutex_);
+        dead_ranks_ = dead;
+        return any;
     }
 
     std::size_t waiting_receives() const {
@@ -292,6 +343,7 @@ private:
             int rc = MPI_Improbe(key.first, key.second, comm_, &flag, &msg, &st);
             if (rc != MPI_SUCCESS) {
                 fail_front(ch, comm_error("rampart: irecv failed: " + failure_text(rc)));
+                failure_seen_ = true;
                 progress = true;
                 continue;
             }
@@ -363,6 +415,7 @@ private:
             progress = true;
             if (rc != MPI_SUCCESS) {
                 fail_front(ch, comm_error("rampart: irecv failed: " + failure_text(rc)));
+                failure_seen_ = true;
             } else {
                 complete(ch, *it);
             }
@@ -424,15 +477,18 @@ private:
             std::lock_guard lock(mutex_);
             state_ = state::stopped;
         }
-        // A final agreement tells every rank that all are done; then Finalize,
-        // which after a failure can hang in Open MPI 5 (ULFM.md): a watchdog
-        // ends the process with success if it does not return in time.
+        // A final agreement tells every rank that all are done. After a rank
+        // died, MPI_Finalize hangs in a good share of runs (ULFM.md), so the
+        // process then ends without it, keeping the program's exit code.
+        // Otherwise Finalize runs under a watchdog that ends the process with
+        // success should it hang all the same.
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
         int flag = 1;
         MPIX_Comm_agree(comm_, &flag);
 #else
         MPI_Barrier(comm_);
 #endif
+        if (!failed_rank_list(comm_).empty()) return;
         std::thread([] {
             std::this_thread::sleep_for(std::chrono::seconds(5));
             ::_exit(0);
@@ -448,6 +504,7 @@ private:
     bool stop_ = false;
     state state_ = state::starting;
     std::string start_error_;
+    std::string dead_ranks_;  // as MPI last reported them
 
     // Owned by the engine thread only.
     MPI_Comm comm_ = MPI_COMM_NULL;
@@ -457,6 +514,8 @@ private:
     std::list<active_recv> recvs_;
     std::map<std::pair<int, int>, channel> channels_;
     std::map<std::pair<int, int>, std::uint64_t> next_send_sequence_;
+    std::chrono::steady_clock::time_point last_failure_check_{};
+    bool failure_seen_ = false;  // an MPI error that may mean a dead rank
 
     std::atomic<std::uint64_t> sent_{0}, received_{0}, bytes_sent_{0}, bytes_received_{0}, duplicates_{0},
         malformed_{0};
@@ -472,7 +531,17 @@ engine& engine::get() {
         e->impl_ = new impl(*e);
         e->impl_->start();
         instance = e;
-        sched.on_shutdown([e] { e->impl_->stop(); });
+        e->config_ = read_environment_config();
+        for (const auto& k : e->config_.kills)
+            if (k.rank == e->rank_ && k.seconds)
+                std::thread([s = *k.seconds] {
+                    std::this_thread::sleep_for(std::chrono::duration<double>(s));
+                    std::raise(SIGKILL);  // a crash: no cleanup, peers find out through MPI
+                }).detach();
+        sched.on_shutdown([e] {
+            e->write_report();
+            e->impl_->stop();
+        });
     }
     return *instance;
 }
@@ -507,5 +576,29 @@ void engine::post_raw(int dest, int tag, std::uint64_t sequence, outgoing_payloa
 }
 
 engine_counters engine::counters() const { return impl_->counters(); }
+
+void engine::report_iteration(std::uint64_t iteration) {
+    iteration_.store(iteration, std::memory_order_relaxed);
+    for (const auto& k : config_.kills)
+        if (k.rank == rank_ && k.iteration && *k.iteration == iteration) std::raise(SIGKILL);
+}
+
+void engine::write_report() {
+    if (config_.report.empty()) return;
+    auto c = counters();
+    std::string path = config_.report + "." + std::to_string(rank_) + ".json";
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fprintf(f,
+                     "{\"rank\":%d,\"size\":%d,\"iteration\":%llu,\"messages_sent\":%llu,\"messages_received\":%llu,"
+                     "\"bytes_sent\":%llu,\"bytes_received\":%llu,\"duplicates_dropped\":%llu,\"malformed\":%llu,"
+                     "\"engine_cpu_seconds\":%.6f,\"failed_ranks\":\"%s\",\"tasks\":%s}\n",
+                     rank_, size_, static_cast<unsigned long long>(iteration_.load()),
+                     static_cast<unsigned long long>(c.messages_sent), static_cast<unsigned long long>(c.messages_received),
+                     static_cast<unsigned long long>(c.bytes_sent), static_cast<unsigned long long>(c.bytes_received),
+                     static_cast<unsigned long long>(c.duplicates_dropped), static_cast<unsigned long long>(c.malformed),
+                     c.cpu_seconds, impl_->dead_ranks().c_str(), rampart::read_counters().to_json().c_str());
+        std::fclose(f);
+    }
+}
 
 }  // namespace rampart::comm::detail

@@ -12,7 +12,7 @@ extern char** environ;
 namespace rampart {
 namespace {
 
-constexpr std::array<std::string_view, 1> known_names{"RAMPART_THREADS"};
+constexpr std::array<std::string_view, 3> known_names{"RAMPART_THREADS", "RAMPART_KILL", "RAMPART_REPORT"};
 
 int parse_positive_int(std::string_view name, std::string_view text) {
     int v = 0;
@@ -25,6 +25,43 @@ int parse_positive_int(std::string_view name, std::string_view text) {
 
 }  // namespace
 
+std::vector<kill_order> parse_kill_orders(const std::string& text) {
+    std::vector<kill_order> orders;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find(',', start);
+        std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        auto bad = [&] {
+            return std::invalid_argument("rampart: RAMPART_KILL item '" + item +
+                                         "' is not RANK@SECONDSs or RANK@iterN (e.g. 1@1.5s, 2@iter40)");
+        };
+        auto at = item.find('@');
+        if (at == std::string::npos || at == 0) throw bad();
+        kill_order k;
+        auto [p, ec] = std::from_chars(item.data(), item.data() + at, k.rank);
+        if (ec != std::errc{} || p != item.data() + at || k.rank < 0) throw bad();
+        std::string when = item.substr(at + 1);
+        if (when.rfind("iter", 0) == 0) {
+            std::uint64_t it = 0;
+            auto [q, ec2] = std::from_chars(when.data() + 4, when.data() + when.size(), it);
+            if (ec2 != std::errc{} || q != when.data() + when.size() || when.size() == 4) throw bad();
+            k.iteration = it;
+        } else if (when.size() > 1 && when.back() == 's') {
+            char* e = nullptr;
+            std::string num = when.substr(0, when.size() - 1);
+            double sec = std::strtod(num.c_str(), &e);
+            if (e != num.c_str() + num.size() || !(sec >= 0)) throw bad();
+            k.seconds = sec;
+        } else {
+            throw bad();
+        }
+        orders.push_back(k);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return orders;
+}
+
 environment_config read_environment_config() {
     environment_config c;
     for (char** e = environ; e && *e; ++e) {
@@ -35,6 +72,11 @@ environment_config read_environment_config() {
         std::string_view value = eq == std::string_view::npos ? std::string_view{} : entry.substr(eq + 1);
         if (name == "RAMPART_THREADS") {
             c.threads = parse_positive_int(name, value);
+        } else if (name == "RAMPART_KILL") {
+            c.kills = parse_kill_orders(std::string(value));
+        } else if (name == "RAMPART_REPORT") {
+            if (value.empty()) throw std::invalid_argument("rampart: RAMPART_REPORT is empty");
+            c.report = std::string(value);
         } else {
             std::string known;
             for (auto k : known_names) known += (known.empty() ? "" : ", ") + std::string(k);

@@ -30,3 +30,20 @@ TEST(Config, UnknownNameIsAnError) {
     }
     unsetenv("RAMPART_TREADS");
 }
+
+TEST(Config, KillOrders) {
+    auto k = rampart::parse_kill_orders("1@iter40,2@1.5s");
+    ASSERT_EQ(k.size(), 2u);
+    EXPECT_EQ(k[0].rank, 1);
+    EXPECT_EQ(k[0].iteration, 40u);
+    EXPECT_FALSE(k[0].seconds.has_value());
+    EXPECT_EQ(k[1].rank, 2);
+    EXPECT_DOUBLE_EQ(*k[1].seconds, 1.5);
+    for (const char* bad : {"", "1", "@iter4", "x@1s", "1@", "1@iter", "1@iterx", "1@5", "1@-2s", "-1@1s", "1@1.5s,"})
+        EXPECT_THROW(rampart::parse_kill_orders(bad), std::invalid_argument) << bad;
+    setenv("RAMPART_KILL", "0@iter3", 1);
+    EXPECT_EQ(rampart::read_environment_config().kills.size(), 1u);
+    setenv("RAMPART_KILL", "zero@iter3", 1);
+    EXPECT_THROW(rampart::read_environment_config(), std::invalid_argument);
+    unsetenv("RAMPART_KILL");
+}

@@ -24,6 +24,13 @@ namespace rampart::comm {
 inline int rank() { return detail::engine::get().rank(); }
 inline int size() { return detail::engine::get().size(); }
 
+/// Tells the runtime which iteration the program is in: one call per
+/// iteration. It appears in the run's report, and fault injection can kill a
+/// rank at a given iteration (rampart-run --kill 1@iter40).
+///
+///     for (int it = 0; it < n; ++it) { rampart::comm::report_iteration(it); step(); }
+inline void report_iteration(std::uint64_t iteration) { detail::engine::get().report_iteration(iteration); }
+
 namespace detail {
 
 inline void check_peer(int peer, int tag, const char* what) {

@@ -4,8 +4,10 @@
 // get results through promises. This header keeps MPI itself out of sight.
 
 #include <rampart/comm/serialization.hpp>
+#include <rampart/task/config.hpp>
 #include <rampart/task/future.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -49,11 +51,18 @@ public:
 
     engine_counters counters() const;
 
+    /// Records the program's iteration; kills this rank if RAMPART_KILL
+    /// orders it for this iteration.
+    void report_iteration(std::uint64_t iteration);
+
     class impl;
 
 private:
     engine() = default;
+    void write_report();
     int rank_ = 0, size_ = 1, max_tag_ = 0;
+    environment_config config_;
+    std::atomic<std::uint64_t> iteration_{0};
     impl* impl_ = nullptr;  // owned; lives until process shutdown
     friend class impl;
 };
