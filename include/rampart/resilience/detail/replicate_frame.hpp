@@ -20,7 +20,7 @@
 
 namespace rampart::detail {
 
-/// Vote placeholder meaning "take the first valid result".
+/// The vote of the non-voting forms: "take the first valid result".
 struct first_valid {};
 
 template <class Vote>
