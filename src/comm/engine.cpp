@@ -458,13 +458,11 @@ private:
         o.target->deliver(e);
     }
 
-    void fail_front(channel& ch, const std::exception& x) {
+    template <class Error>
+    void fail_front(channel& ch, Error&& error) {
         op o = std::move(ch.waiting.front());
         ch.waiting.pop_front();
-        if (auto* m = dynamic_cast<const message_error*>(&x))
-            o.target->fail(std::make_exception_ptr(*m));
-        else
-            o.target->fail(std::make_exception_ptr(comm_error(x.what())));
+        o.target->fail(std::make_exception_ptr(std::forward<Error>(error)));
     }
 
     void shut_down() {
@@ -522,15 +520,17 @@ private:
 };
 
 engine& engine::get() {
+    // Every isend and irecv asks for the engine: after the first call this is
+    // one atomic load, the mutex guards only the creation.
+    static std::atomic<engine*> instance{nullptr};
+    if (engine* e = instance.load(std::memory_order_acquire)) return *e;
     static std::mutex m;
-    static engine* instance = nullptr;
     std::lock_guard lock(m);
-    if (!instance) {
+    if (!instance.load(std::memory_order_relaxed)) {
         auto& sched = rampart::detail::scheduler::get();  // throws without a runtime
         auto* e = new engine();
         e->impl_ = new impl(*e);
         e->impl_->start();
-        instance = e;
         e->config_ = read_environment_config();
         for (const auto& k : e->config_.kills)
             if (k.rank == e->rank_ && k.seconds)
@@ -542,8 +542,9 @@ engine& engine::get() {
             e->write_report();
             e->impl_->stop();
         });
+        instance.store(e, std::memory_order_release);  // only once it is complete
     }
-    return *instance;
+    return *instance.load(std::memory_order_relaxed);
 }
 
 void engine::post_send(int dest, int tag, outgoing_payload payload, promise<void> done) {
