@@ -12,14 +12,15 @@ extern char** environ;
 namespace rampart {
 namespace {
 
-constexpr std::array<std::string_view, 3> known_names{"RAMPART_THREADS", "RAMPART_KILL", "RAMPART_REPORT"};
+constexpr std::array<std::string_view, 4> known_names{"RAMPART_THREADS", "RAMPART_KILL", "RAMPART_REPORT",
+                                                      "RAMPART_SPARES"};
 
-int parse_positive_int(std::string_view name, std::string_view text) {
+int parse_int_at_least(std::string_view name, std::string_view text, int least, const char* what) {
     int v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc{} || end != text.data() + text.size() || v <= 0)
-        throw std::invalid_argument("rampart: " + std::string(name) + "='" + std::string(text) +
-                                    "' is not a positive integer");
+    if (ec != std::errc{} || end != text.data() + text.size() || v < least)
+        throw std::invalid_argument("rampart: " + std::string(name) + "='" + std::string(text) + "' is not a " +
+                                    what + " integer");
     return v;
 }
 
@@ -33,7 +34,7 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
         auto bad = [&] {
             return std::invalid_argument("rampart: RAMPART_KILL item '" + item +
-                                         "' is not RANK@SECONDSs or RANK@iterN (e.g. 1@1.5s, 2@iter40)");
+                                         "' is not RANK@SECONDSs, RANK@iterN or RANK@recovery (e.g. 1@1.5s, 2@iter40)");
         };
         auto at = item.find('@');
         if (at == std::string::npos || at == 0) throw bad();
@@ -41,7 +42,9 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         auto [p, ec] = std::from_chars(item.data(), item.data() + at, k.rank);
         if (ec != std::errc{} || p != item.data() + at || k.rank < 0) throw bad();
         std::string when = item.substr(at + 1);
-        if (when.rfind("iter", 0) == 0) {
+        if (when == "recovery") {
+            k.during_recovery = true;
+        } else if (when.rfind("iter", 0) == 0) {
             std::uint64_t it = 0;
             auto [q, ec2] = std::from_chars(when.data() + 4, when.data() + when.size(), it);
             if (ec2 != std::errc{} || q != when.data() + when.size() || when.size() == 4) throw bad();
@@ -71,9 +74,11 @@ environment_config read_environment_config() {
         std::string_view name = entry.substr(0, eq);
         std::string_view value = eq == std::string_view::npos ? std::string_view{} : entry.substr(eq + 1);
         if (name == "RAMPART_THREADS") {
-            c.threads = parse_positive_int(name, value);
+            c.threads = parse_int_at_least(name, value, 1, "positive");
         } else if (name == "RAMPART_KILL") {
             c.kills = parse_kill_orders(std::string(value));
+        } else if (name == "RAMPART_SPARES") {
+            c.spares = parse_int_at_least(name, value, 0, "non-negative");
         } else if (name == "RAMPART_REPORT") {
             if (value.empty()) throw std::invalid_argument("rampart: RAMPART_REPORT is empty");
             c.report = std::string(value);

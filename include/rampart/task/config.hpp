@@ -10,17 +10,23 @@
 namespace rampart {
 
 /// A crash to inject: logical rank `rank` kills itself with SIGKILL after
-/// `seconds` from the start of communication, or when the program reports
-/// iteration `iteration` (see rampart::comm::report_iteration).
+/// `seconds` from the start of its communication, when the program reports
+/// iteration `iteration` (see rampart::comm::report_iteration), or when it
+/// enters the recovery from another rank's crash (`during_recovery`).
+/// The j-th order for a rank applies to its j-th incarnation: the first to
+/// the process that starts as that rank, the second to the spare that
+/// replaces it, and so on.
 struct kill_order {
     int rank = 0;
     std::optional<double> seconds;
     std::optional<std::uint64_t> iteration;
+    bool during_recovery = false;
 };
 
 struct environment_config {
     std::optional<int> threads;     ///< RAMPART_THREADS: worker threads of the runtime
-    std::vector<kill_order> kills;  ///< RAMPART_KILL: "R@1.5s" or "R@iter40", comma-separated
+    std::vector<kill_order> kills;  ///< RAMPART_KILL: "R@1.5s", "R@iter40" or "R@recovery", comma-separated
+    int spares = 0;                 ///< RAMPART_SPARES: how many of the MPI processes wait to replace crashed ranks
     std::string report;             ///< RAMPART_REPORT: path prefix for each rank's JSON report
 };
 

@@ -7,9 +7,17 @@
 
 namespace rampart {
 
+namespace detail {
+/// Called by each runtime once its workers run. The comm layer sets it, when
+/// it is linked in, to start MPI under mpiexec: a spare rank then waits in the
+/// runtime's constructor until it replaces a crashed rank.
+void set_runtime_start_hook(void (*hook)());
+}  // namespace detail
+
 /// The rampart runtime of this process: a oneTBB arena with `threads` worker
 /// threads, one of which is the thread that waits (usually main). Exactly one
-/// may exist at a time; its destructor waits for every task.
+/// may exist at a time; its destructor waits for every task. Under mpiexec,
+/// a program that uses rampart::comm starts MPI here.
 ///
 ///     int main() {
 ///         rampart::runtime rt;          // all cores, or RAMPART_THREADS

@@ -21,6 +21,11 @@ struct engine_counters {
     std::uint64_t bytes_received = 0;
     std::uint64_t duplicates_dropped = 0;
     std::uint64_t malformed = 0;
+    std::uint64_t messages_resent = 0;  ///< sent again after a crash, from the send log
+    std::uint64_t bytes_resent = 0;
+    std::uint64_t send_log_messages = 0;  ///< kept for re-sending (only when there are spare ranks)
+    std::uint64_t send_log_bytes = 0;
+    int recoveries = 0;
     double cpu_seconds = 0;  ///< CPU time of the engine thread: the cost of communication
 };
 
@@ -30,8 +35,12 @@ public:
     /// use; it is shut down with the rampart::runtime. Needs a live runtime.
     static engine& get();
 
+    /// The logical rank and the number of logical ranks (spares not counted).
     int rank() const noexcept { return rank_; }
     int size() const noexcept { return size_; }
+    /// 0 for the process that started as this rank; k for the k-th spare
+    /// that replaced it after a crash.
+    int incarnation() const noexcept { return incarnation_; }
     /// Largest tag a user may give.
     int max_tag() const noexcept { return max_tag_; }
 
@@ -60,7 +69,13 @@ public:
 private:
     engine() = default;
     void write_report();
-    int rank_ = 0, size_ = 1, max_tag_ = 0;
+    /// Dies by SIGKILL as a kill order asks, leaving a note of the time for
+    /// the launcher's report.
+    [[noreturn]] void die(const char* why);
+    const kill_order* my_kill_order() const;
+    void start_kill_timer();
+    int rank_ = 0, size_ = 1, max_tag_ = 0, incarnation_ = 0;
+    std::int64_t started_us_ = 0;  // when this process began to run its rank
     environment_config config_;
     std::atomic<std::uint64_t> iteration_{0};
     impl* impl_ = nullptr;  // owned; lives until process shutdown

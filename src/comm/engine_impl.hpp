@@ -1,0 +1,188 @@
+#pragma once
+// The engine's state and its MPI work, shared by engine.cpp (messages) and
+// engine_recovery.cpp (crash recovery and shutdown). Only the engine thread
+// touches the MPI side; other threads go through push() and the mutex.
+
+#include <rampart/comm/detail/engine.hpp>
+
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include "../recovery/membership.hpp"
+#include "../recovery/send_log.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
+#define RAMPART_HAVE_ULFM 1
+#else
+#define RAMPART_HAVE_ULFM 0
+#endif
+
+namespace rampart::comm::detail {
+
+std::string mpi_error_text(int rc);
+/// Wall-clock microseconds, comparable between processes of one machine.
+std::int64_t wall_clock_us();
+
+class engine::impl {
+public:
+    explicit impl(engine& owner) : owner_(owner) {}
+
+    /// Starts the engine thread, which initialises MPI; returns once it runs,
+    /// telling whether this process is a spare.
+    bool start(int spares);
+    void stop();
+
+    /// How this process takes part: running a logical rank, waiting as a
+    /// spare, or released at the end of the job without having been needed.
+    enum class role { working, spare, released };
+    /// Blocks while this process is an idle spare.
+    role wait_while_spare();
+
+    struct op {
+        enum class what { send, recv, raw, resend, control };
+        op() = default;
+        explicit op(what k) : kind(k) {}
+        what kind = what::send;
+        int peer = 0;  // logical rank
+        int tag = 0;
+        outgoing_payload payload;
+        promise<void> done;
+        std::unique_ptr<incoming_target> target;
+        std::uint64_t sequence = 0;  // raw only
+        std::string raw;             // raw only: sent instead of envelope + payload
+    };
+
+    void push(op&& o);
+    engine_counters counters() const;
+    std::string dead_ranks() const;
+
+    /// One recovery, for the report.
+    struct recovery_record {
+        std::vector<int> dead;                          // logical ranks
+        std::vector<int> dead_spares;                   // processes
+        std::vector<std::pair<int, int>> replacements;  // (logical rank, process)
+        std::vector<int> lost;
+        std::int64_t detect_us = 0, agreed_us = 0, resumed_us = 0;
+        int rounds = 0;
+        std::uint64_t resent_messages = 0, resent_bytes = 0;
+    };
+    /// The report's JSON fields of the recovery layer (engine thread, at the end).
+    std::string recovery_json() const;
+
+private:
+    enum class state { starting, running, failed, stopped };
+
+    struct active_send {
+        MPI_Request request = MPI_REQUEST_NULL;
+        envelope env;
+        op o;
+    };
+    struct channel {  // one (source, tag) pair on the receiving side
+        std::deque<op> waiting;
+        bool busy = false;  // a matched receive for waiting.front() is in flight
+        std::uint64_t next_sequence = 0;
+    };
+    struct active_recv {
+        MPI_Request request = MPI_REQUEST_NULL;
+        std::pair<int, int> key;
+        envelope env;
+        std::size_t payload_bytes = 0;
+        std::vector<char> scratch;  // payload that cannot go to the target
+        bool fits = true;
+        bool truncated = false;  // shorter than an envelope
+    };
+
+    // engine.cpp: messages
+    void run();
+    void loop();
+    void accept(op&& o);
+    void start_send(active_send& a);
+    bool progress_receives();
+    bool test_sends();
+    bool test_receives();
+    void finish_send(active_send& s, int rc);
+    void complete(channel& ch, active_recv& r);
+    void fail_front(channel& ch, std::exception_ptr error);
+    void fail_all_waiting(const std::string& why);
+    std::size_t waiting_receives() const;
+    int comm_rank_of_logical(int logical) const;
+    std::string failure_text(int rc);
+    void kill_self();
+
+    // engine_recovery.cpp: failures, recovery, the end of the job
+    bool watch();
+    void recover();
+    void revoke();
+    void drain();
+    void shrink_and_agree();
+    bool exchange_and_resend(recovery_record& r);
+    void send_control(int process, std::uint64_t what);
+    void resend(const recovery::detail::logged_message& m);
+    void become(int logical);
+    void announce_done();
+    bool everyone_done() const;
+    bool final_agreement();
+    void shut_down();
+    void maybe_kill_during_recovery();
+
+    engine& owner_;
+    std::thread thread_;
+    mutable std::mutex mutex_;
+    std::condition_variable cv_;        // inbox, state
+    std::condition_variable role_cv_;   // a spare's main thread waits on it
+    std::deque<op> inbox_;
+    bool stop_ = false;
+    state state_ = state::starting;
+    role role_ = role::working;
+    std::string start_error_;
+    std::string dead_ranks_;  // logical ranks lost for good, for the report
+
+    // Owned by the engine thread only.
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int process_ = 0;  // rank in MPI_COMM_WORLD
+    int world_size_ = 1;
+    int control_tag_ = 0;
+    std::optional<recovery::detail::membership> members_;
+    std::vector<int> comm_rank_of_process_;  // -1: not in comm_
+    bool logging_ = false;                   // spares exist, so sends are kept for re-sending
+    recovery::detail::send_log log_;
+    // MPI holds the addresses of envelopes and buffers of operations in
+    // flight, so these must never move: lists, not deques or vectors.
+    std::list<active_send> sends_;
+    std::list<active_recv> recvs_;
+    std::map<std::pair<int, int>, channel> channels_;
+    std::map<std::pair<int, int>, std::uint64_t> next_send_sequence_;
+    std::chrono::steady_clock::time_point last_watch_{};
+    bool failure_seen_ = false;  // an MPI error that may mean a dead process
+    std::string last_error_;     // its text
+    std::vector<int> lost_;      // logical ranks dead with no spare left
+    std::vector<char> done_from_;  // per logical rank: it announced the end of its program
+    bool self_done_ = false;
+    std::vector<recovery_record> recoveries_;
+    bool killed_in_recovery_ = false;
+
+    std::atomic<std::uint64_t> sent_{0}, received_{0}, bytes_sent_{0}, bytes_received_{0}, duplicates_{0},
+        malformed_{0}, resent_{0}, resent_bytes_{0}, log_bytes_{0}, log_messages_{0};
+    std::atomic<int> recoveries_count_{0};
+
+    friend class engine;
+};
+
+}  // namespace rampart::comm::detail
