@@ -93,7 +93,6 @@ void engine::impl::recover() {
 #else
     recovery_record r;
     r.detect_us = wall_clock_us();
-    maybe_kill_during_recovery();
     for (;;) {
         ++r.rounds;
         revoke();
@@ -127,6 +126,7 @@ void engine::impl::recover() {
             // replace, and no way to know what the error lost.
             fail_all_waiting(last_error_);
         }
+        maybe_kill_during_recovery();  // fault injection: a crash after the agreement, in the midst of recovery
         if (!exchange_and_resend(r) || failure_seen_) continue;  // another process died meanwhile
         break;
     }

@@ -12,7 +12,8 @@ namespace rampart {
 /// A crash to inject: logical rank `rank` kills itself with SIGKILL after
 /// `seconds` from the start of its communication, when the program reports
 /// iteration `iteration` (see rampart::comm::report_iteration), or when it
-/// enters the recovery from another rank's crash (`during_recovery`).
+/// is in the recovery from another rank's crash, just after the survivors
+/// agreed on who died (`during_recovery`).
 /// The j-th order for a rank applies to its j-th incarnation: the first to
 /// the process that starts as that rank, the second to the spare that
 /// replaces it, and so on.

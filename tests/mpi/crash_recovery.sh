@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A crash scenario of the distributed stencil under rampart-run with spares.
+# The checksum must equal the fault-free run's, bit for bit, and the report
+# must show that the ranks died and spares replaced them (or, when no spare is
+# left, that the program failed naming the dead rank).
+# usage: crash_recovery.sh RAMPART_RUN STENCIL RANKS SPARES EXPECT [rampart-run options] -- [stencil options]
+#   EXPECT: "lost=1,2 used=2" for a recovered run, "fails=2" when no spare is left for rank 2
+set -uo pipefail
+run=$1; stencil=$2; ranks=$3; spares=$4; expect=$5; shift 5
+opts=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+[ $# -gt 0 ] && shift
+app=(--subdomains 24 --points 2000 --iterations 100 --steps 16 --threads 1 --json "$@")
+
+ref=$("$run" -n "$ranks" --threads 1 -- "$stencil" "${app[@]}" --error-rate 0 2>/dev/null | grep '^checksum' | awk '{print $2}')
+[ -n "$ref" ] || { echo "FAIL: the fault-free run printed no checksum"; exit 1; }
+echo "fault-free checksum $ref"
+
+out=$("$run" -n "$ranks" --spares "$spares" --threads 1 --json "${opts[@]}" -- "$stencil" "${app[@]}" 2>&1)
+code=$?
+report=$(tail -n 1 <<<"$out")
+grep -v NBC_Progress <<<"$out" | tail -n 12
+field() { python3 -c "import json,sys; r=json.loads(sys.argv[1]); print(eval(sys.argv[2]))" "$report" "$1"; }
+
+if [[ $expect == fails=* ]]; then
+    dead=${expect#fails=}
+    [ $code -ne 0 ] || { echo "FAIL: the program succeeded although no spare was left"; exit 1; }
+    grep -q "failed ranks: $dead (no spare rank replaced them)" <<<"$out" || { echo "FAIL: the error does not name rank $dead"; exit 1; }
+    echo "PASS: failed with the dead rank named"
+    exit 0
+fi
+lost=$(sed -E 's/.*lost=([0-9,]*).*/\1/' <<<"$expect"); used=$(sed -E 's/.*used=([0-9]+).*/\1/' <<<"$expect")
+[ $code -eq 0 ] || { echo "FAIL: exit code $code"; exit 1; }
+got=$(grep '^checksum' <<<"$out" | awk '{print $2}')
+[ "$got" == "$ref" ] || { echo "FAIL: checksum $got differs from the fault-free $ref"; exit 1; }
+[ "$(field '",".join(map(str, r["ranks_lost"]))')" == "$lost" ] || { echo "FAIL: ranks lost $(field 'r["ranks_lost"]'), expected $lost"; exit 1; }
+[ "$(field 'r["spares_used"]')" == "$used" ] || { echo "FAIL: spares used $(field 'r["spares_used"]'), expected $used"; exit 1; }
+[ "$(field 'r["ranks_without_report"]')" == "[]" ] || { echo "FAIL: ranks without a report: $(field 'r["ranks_without_report"]')"; exit 1; }
+[ "$(field 'all(x["recover_ms"] is not None for x in r["recoveries"])')" == "True" ] || { echo "FAIL: a recovery without times"; exit 1; }
+echo "PASS: checksum $got equals the fault-free run; lost $lost, spares used $used, recover_ms $(field 'r["recover_ms"]')"
