@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# A crash scenario of the distributed stencil under rampart-run with spares.
+# A crash scenario of a distributed program under rampart-run with spares.
 # The checksum must equal the fault-free run's, bit for bit, and the report
 # must show that the ranks died and spares replaced them (or, when no spare is
 # left, that the program failed naming the dead rank).
-# usage: crash_recovery.sh RAMPART_RUN STENCIL RANKS SPARES EXPECT [rampart-run options] -- [stencil options]
+# usage: crash_recovery.sh RAMPART_RUN RANKS SPARES EXPECT [rampart-run options] -- PROGRAM [options]
 #   EXPECT: "lost=1,2 used=2" for a recovered run, "fails=2" when no spare is left for rank 2
 set -uo pipefail
-run=$1; stencil=$2; ranks=$3; spares=$4; expect=$5; shift 5
+run=$1; ranks=$2; spares=$3; expect=$4; shift 4
 opts=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
-[ $# -gt 0 ] && shift
-app=(--subdomains 24 --points 2000 --iterations 100 --steps 16 --threads 1 --json "$@")
+[ $# -gt 1 ] || { echo "FAIL: no program after --"; exit 1; }
+shift; program=$1; shift
+app=("$@" --threads 1 --json)
 
-ref=$("$run" -n "$ranks" --threads 1 -- "$stencil" "${app[@]}" --error-rate 0 2>/dev/null | grep '^checksum' | awk '{print $2}')
+ref=$("$run" -n "$ranks" --threads 1 -- "$program" "${app[@]}" --error-rate 0 2>/dev/null | grep '^checksum' | awk '{print $2}')
 [ -n "$ref" ] || { echo "FAIL: the fault-free run printed no checksum"; exit 1; }
 echo "fault-free checksum $ref"
 
-out=$("$run" -n "$ranks" --spares "$spares" --threads 1 --json "${opts[@]}" -- "$stencil" "${app[@]}" 2>&1)
+out=$("$run" -n "$ranks" --spares "$spares" --threads 1 --json "${opts[@]}" -- "$program" "${app[@]}" 2>&1)
 code=$?
 report=$(tail -n 1 <<<"$out")
 grep -v NBC_Progress <<<"$out" | tail -n 12

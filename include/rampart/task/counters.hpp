@@ -2,6 +2,7 @@
 // What a run did, counted per thread without shared cache lines and summed on
 // demand.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -21,6 +22,27 @@ struct counters {
 
     /// One JSON object, e.g. {"tasks":10,"replays":1,...}.
     std::string to_json() const;
+
+    /// The fields in declaration order, e.g. to send them to another rank.
+    ///
+    ///     auto since = rampart::read_counters() - before;
+    std::array<std::uint64_t, 8> to_array() const {
+        return {tasks, replays, replicas_launched, votes_lost, validations_failed, corrections_applied, task_exceptions,
+                exhausted};
+    }
+    static counters from_array(const std::array<std::uint64_t, 8>& a) {
+        return {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]};
+    }
+    friend counters operator-(const counters& a, const counters& b) {
+        auto x = a.to_array(), y = b.to_array();
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] -= y[i];
+        return from_array(x);
+    }
+    friend counters operator+(const counters& a, const counters& b) {
+        auto x = a.to_array(), y = b.to_array();
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+        return from_array(x);
+    }
 };
 
 /// Reads the counters; exact once the tasks of interest have finished.
