@@ -3,6 +3,8 @@
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
+#include "../common/hex.hpp"
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -112,12 +114,6 @@ std::uint64_t digest(const tile_edges& t) {
     const std::uint64_t d = XXH3_64bits_digest(h);
     XXH3_freeState(h);
     return d;
-}
-
-std::string hex64(std::uint64_t v) {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
-    return hex;
 }
 
 }  // namespace
@@ -260,7 +256,7 @@ result run(const config& c) {
     } else {
         place(0, cols, digests);
     }
-    res.checksum = hex64(XXH3_64bits(all.data(), all.size() * sizeof(std::uint64_t)));
+    res.checksum = cli::hex64(XXH3_64bits(all.data(), all.size() * sizeof(std::uint64_t)));
     return res;
 }
 

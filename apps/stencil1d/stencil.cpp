@@ -3,6 +3,8 @@
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
+#include "../common/hex.hpp"
+
 #include <xxhash.h>
 
 #include <array>
@@ -99,17 +101,6 @@ std::string fault_kind(variant v) { return v == variant::replay ? "exception" : 
 
 namespace {
 
-counters difference(const counters& after, const counters& before) {
-    return {after.tasks - before.tasks,
-            after.replays - before.replays,
-            after.replicas_launched - before.replicas_launched,
-            after.votes_lost - before.votes_lost,
-            after.validations_failed - before.validations_failed,
-            after.corrections_applied - before.corrections_applied,
-            after.task_exceptions - before.task_exceptions,
-            after.exhausted - before.exhausted};
-}
-
 partition initial(std::size_t sub, const config& c) {
     partition p;
     p.values.resize(c.points);
@@ -158,12 +149,6 @@ double process_cpu_seconds() {
     getrusage(RUSAGE_SELF, &u);
     return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
            1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-std::string hex64(std::uint64_t v) {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
-    return hex;
 }
 
 }  // namespace
@@ -275,12 +260,12 @@ result run(const config& c) {
     res.cpu_seconds = process_cpu_seconds() - cpu0;
     if (remote) res.comm_cpu_seconds = comm::detail::engine::get().counters().cpu_seconds - comm_cpu0;
     res.faults_injected = inject.injected();
-    res.stats = difference(read_counters(), before);
+    res.stats = read_counters() - before;
     if (!remote) {
         XXH3_state_t* h = XXH3_createState();
         XXH3_64bits_reset(h);
         for (auto& f : cur) XXH3_64bits_update(h, f.get().values.data(), f.get().values.size() * sizeof(double));
-        res.checksum = hex64(XXH3_64bits_digest(h));
+        res.checksum = cli::hex64(XXH3_64bits_digest(h));
         XXH3_freeState(h);
         return res;
     }
@@ -312,7 +297,7 @@ result run(const config& c) {
         auto theirs = comm::irecv<std::array<std::uint64_t, 11>>(r, tag_counts).get();
         for (std::size_t j = 0; j < total.size(); ++j) total[j] += theirs[j];
     }
-    res.checksum = hex64(XXH3_64bits_digest(h));
+    res.checksum = cli::hex64(XXH3_64bits_digest(h));
     XXH3_freeState(h);
     res.faults_injected = total[0];
     res.stats = counters{total[1], total[2], total[3], total[4], total[5], total[6], total[7], total[8]};
