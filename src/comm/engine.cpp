@@ -137,11 +137,6 @@ void engine::impl::push(op&& o) {
     cv_.notify_one();
 }
 
-std::string engine::impl::dead_ranks() const {
-    std::lock_guard lock(mutex_);
-    return dead_ranks_;
-}
-
 engine_counters engine::impl::counters() const {
     engine_counters c;
     c.messages_sent = sent_.load();
@@ -152,9 +147,6 @@ engine_counters engine::impl::counters() const {
     c.malformed = malformed_.load();
     c.messages_resent = resent_.load();
     c.bytes_resent = resent_bytes_.load();
-    c.send_log_bytes = log_bytes_.load();
-    c.send_log_messages = log_messages_.load();
-    c.recoveries = recoveries_count_.load();
     clockid_t clock;
     timespec ts{};
     if (thread_.joinable() && pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(), &clock) == 0 &&
@@ -288,16 +280,13 @@ void engine::impl::accept(op&& o) {
     s.env.tag = s.o.tag;
     s.env.payload_bytes = s.o.payload.bytes;
     s.env.sequence = s.o.kind == op::what::raw ? s.o.sequence : next_send_sequence_[{s.o.peer, s.o.tag}]++;
-    if (logging_ && s.o.kind == op::what::send) {
-        log_.record(s.env, s.o.payload);
-        log_bytes_.store(log_.bytes(), std::memory_order_relaxed);
-        log_messages_.store(log_.messages(), std::memory_order_relaxed);
-    }
-    sends_.push_back(std::move(s));
-    start_send(sends_.back());
+    if (logging_ && s.o.kind == op::what::send) log_.record(s.env, s.o.payload);
+    start_send(std::move(s));
 }
 
-void engine::impl::start_send(active_send& a) {
+void engine::impl::start_send(active_send&& s) {
+    sends_.push_back(std::move(s));
+    active_send& a = sends_.back();  // MPI keeps the address of its envelope
     int rc;
     // Control messages are addressed to processes (spares have no logical rank).
     const int dest = a.o.kind == op::what::control ? comm_rank_of_process_[static_cast<std::size_t>(a.o.peer)]
@@ -310,26 +299,23 @@ void engine::impl::start_send(active_send& a) {
         MPI_Type_free(&t);
     }
     if (rc != MPI_SUCCESS) {
-        a.request = MPI_REQUEST_NULL;
         finish_send(a, rc);
-        sends_.remove_if([&](const active_send& s) { return &s == &a; });
+        sends_.pop_back();
     }
 }
 
 // A send is over: it left, or MPI failed it. A failed send that is in the log
 // counts as sent: recovery sends it again if its receiver still needs it.
 void engine::impl::finish_send(active_send& s, int rc) {
-    if (rc != MPI_SUCCESS) {
-        std::string text = failure_text(rc);
-        if (s.o.kind == op::what::send && !logging_)
-            return s.o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + text)));
-        if (s.o.kind == op::what::raw)
-            return s.o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + text)));
-    } else if (s.o.kind == op::what::send || s.o.kind == op::what::raw) {
+    if (rc != MPI_SUCCESS) failure_text(rc);
+    if (s.o.kind != op::what::send && s.o.kind != op::what::raw) return;  // the engine's own: no promise
+    if (rc != MPI_SUCCESS && (s.o.kind == op::what::raw || !logging_))
+        return s.o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + last_error_)));
+    if (rc == MPI_SUCCESS) {
         ++sent_;
         bytes_sent_ += s.o.payload.bytes;
     }
-    if (s.o.kind == op::what::send || s.o.kind == op::what::raw) s.o.done.set_value();
+    s.o.done.set_value();
 }
 
 bool engine::impl::progress_receives() {
@@ -558,14 +544,14 @@ void engine::write_report() {
                      "{\"rank\":%d,\"size\":%d,\"incarnation\":%d,\"started_us\":%lld,\"iteration\":%llu,"
                      "\"messages_sent\":%llu,\"messages_received\":%llu,\"bytes_sent\":%llu,\"bytes_received\":%llu,"
                      "\"duplicates_dropped\":%llu,\"malformed\":%llu,\"messages_resent\":%llu,\"bytes_resent\":%llu,"
-                     "\"engine_cpu_seconds\":%.6f,\"failed_ranks\":\"%s\",%s,\"tasks\":%s}\n",
+                     "\"engine_cpu_seconds\":%.6f,%s,\"tasks\":%s}\n",
                      rank_, size_, incarnation_, static_cast<long long>(started_us_),
                      static_cast<unsigned long long>(iteration_.load()),
                      static_cast<unsigned long long>(c.messages_sent), static_cast<unsigned long long>(c.messages_received),
                      static_cast<unsigned long long>(c.bytes_sent), static_cast<unsigned long long>(c.bytes_received),
                      static_cast<unsigned long long>(c.duplicates_dropped), static_cast<unsigned long long>(c.malformed),
                      static_cast<unsigned long long>(c.messages_resent), static_cast<unsigned long long>(c.bytes_resent),
-                     c.cpu_seconds, impl_->dead_ranks().c_str(), impl_->recovery_json().c_str(),
+                     c.cpu_seconds, impl_->recovery_json().c_str(),
                      rampart::read_counters().to_json().c_str());
         std::fclose(f);
     }

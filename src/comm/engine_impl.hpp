@@ -71,7 +71,6 @@ public:
 
     void push(op&& o);
     engine_counters counters() const;
-    std::string dead_ranks() const;
 
     /// One recovery, for the report.
     struct recovery_record {
@@ -83,7 +82,8 @@ public:
         int rounds = 0;
         std::uint64_t resent_messages = 0, resent_bytes = 0;
     };
-    /// The report's JSON fields of the recovery layer (engine thread, at the end).
+    /// The report's JSON fields of the recovery layer (engine thread, at the end):
+    /// the send log, the logical ranks lost for good, every recovery.
     std::string recovery_json() const;
 
 private:
@@ -113,7 +113,7 @@ private:
     void run();
     void loop();
     void accept(op&& o);
-    void start_send(active_send& a);
+    void start_send(active_send&& s);
     bool progress_receives();
     bool test_sends();
     bool test_receives();
@@ -152,7 +152,6 @@ private:
     state state_ = state::starting;
     role role_ = role::working;
     std::string start_error_;
-    std::string dead_ranks_;  // logical ranks lost for good, for the report
 
     // Owned by the engine thread only.
     MPI_Comm comm_ = MPI_COMM_NULL;
@@ -176,11 +175,10 @@ private:
     std::vector<char> done_from_;  // per logical rank: it announced the end of its program
     bool self_done_ = false;
     std::vector<recovery_record> recoveries_;
-    bool killed_in_recovery_ = false;
+    bool recovery_kill_checked_ = false;  // a kill order "during recovery" applies once
 
     std::atomic<std::uint64_t> sent_{0}, received_{0}, bytes_sent_{0}, bytes_received_{0}, duplicates_{0},
-        malformed_{0}, resent_{0}, resent_bytes_{0}, log_bytes_{0}, log_messages_{0};
-    std::atomic<int> recoveries_count_{0};
+        malformed_{0}, resent_{0}, resent_bytes_{0};
 
     friend class engine;
 };

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <numeric>
 #include <unistd.h>
 
@@ -45,18 +44,16 @@ bool engine::impl::watch() {
         progress = true;
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        std::vector<char> bytes(static_cast<std::size_t>(std::max(count, 1)));
-        if (MPI_Mrecv(bytes.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            failure_seen_ = true;
+        envelope e;
+        const bool sized = static_cast<std::size_t>(count) == sizeof e;
+        std::vector<char> other(sized ? 0 : static_cast<std::size_t>(count));  // received and dropped
+        rc = MPI_Mrecv(sized ? static_cast<void*>(&e) : other.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            failure_text(rc);
             return true;
         }
-        envelope e;
-        if (static_cast<std::size_t>(count) != sizeof e) {
-            ++malformed_;
-            continue;
-        }
-        std::memcpy(&e, bytes.data(), sizeof e);
-        if (e.magic != envelope::magic_value || e.kind != control_kind || e.source < 0 || e.source >= owner_.size_) {
+        if (!sized || e.magic != envelope::magic_value || e.kind != control_kind || e.source < 0 ||
+            e.source >= owner_.size_) {
             ++malformed_;
             continue;
         }
@@ -79,8 +76,8 @@ bool engine::impl::watch() {
 }
 
 void engine::impl::maybe_kill_during_recovery() {
-    if (role_ != role::working || killed_in_recovery_) return;
-    killed_in_recovery_ = true;
+    if (role_ != role::working || recovery_kill_checked_) return;
+    recovery_kill_checked_ = true;
     if (const kill_order* k = owner_.my_kill_order(); k && k->during_recovery) owner_.die("recovery");
 }
 
@@ -116,10 +113,6 @@ void engine::impl::recover() {
             lost_.insert(lost_.end(), change.lost.begin(), change.lost.end());
             std::sort(lost_.begin(), lost_.end());
             r.lost.insert(r.lost.end(), change.lost.begin(), change.lost.end());
-            {
-                std::lock_guard lock(mutex_);
-                dead_ranks_ = recovery::detail::join_ranks(lost_);
-            }
             fail_all_waiting("failed ranks: " + recovery::detail::join_ranks(lost_) + " (no spare rank replaced them)");
         } else if (dead.empty() && lost_.empty()) {
             // MPI failed an operation, yet every process lives: nothing to
@@ -133,7 +126,6 @@ void engine::impl::recover() {
     if (self_done_) announce_done();  // what was in flight died with the old communicator
     r.resumed_us = wall_clock_us();
     recoveries_.push_back(std::move(r));
-    recoveries_count_.store(static_cast<int>(recoveries_.size()));
 #endif
 }
 
@@ -267,10 +259,9 @@ void engine::impl::resend(const recovery::detail::logged_message& m) {
     a.o.tag = m.env.tag;
     a.o.payload = m.payload;
     a.env = m.env;
-    sends_.push_back(std::move(a));
     ++resent_;
     resent_bytes_ += m.payload.bytes;
-    start_send(sends_.back());
+    start_send(std::move(a));
 }
 
 void engine::impl::send_control(int process, std::uint64_t what) {
@@ -281,8 +272,7 @@ void engine::impl::send_control(int process, std::uint64_t what) {
     a.env.kind = control_kind;
     a.env.source = owner_.rank_;
     a.env.sequence = what;
-    sends_.push_back(std::move(a));
-    start_send(sends_.back());
+    start_send(std::move(a));
 }
 
 void engine::impl::announce_done() {

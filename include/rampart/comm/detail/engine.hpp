@@ -23,9 +23,6 @@ struct engine_counters {
     std::uint64_t malformed = 0;
     std::uint64_t messages_resent = 0;  ///< sent again after a crash, from the send log
     std::uint64_t bytes_resent = 0;
-    std::uint64_t send_log_messages = 0;  ///< kept for re-sending (only when there are spare ranks)
-    std::uint64_t send_log_bytes = 0;
-    int recoveries = 0;
     double cpu_seconds = 0;  ///< CPU time of the engine thread: the cost of communication
 };
 
