@@ -223,7 +223,7 @@ result run(const config& c) {
             for (std::size_t k = 0; k < count; ++k) all[ti * cols + first + k] = d[ti * count + k];
     };
     if (ranks > 1) {
-        std::array<std::uint64_t, 12> summary{};
+        std::array<std::uint64_t, 4 + counters::field_count> summary{};
         summary[0] = static_cast<std::uint64_t>(best.score);
         summary[1] = best.row;
         summary[2] = best.col;
@@ -244,12 +244,12 @@ result run(const config& c) {
                 throw rampart::invalid_argument("smith-waterman: rank " + std::to_string(r) + " sent " +
                                                 std::to_string(d.size()) + " tile digests");
             place(rlo, rhi - rlo, d);
-            auto theirs = comm::irecv<std::array<std::uint64_t, 12>>(r, tag_summary).get();
+            auto theirs = comm::irecv<decltype(summary)>(r, tag_summary).get();
             const auto score = static_cast<std::int32_t>(theirs[0]);
             const auto row = static_cast<std::uint32_t>(theirs[1]), col = static_cast<std::uint32_t>(theirs[2]);
             if (better(score, row, col, res.end)) res.end = {score, row, col};
             res.faults_injected += theirs[3];
-            std::array<std::uint64_t, 8> st{};
+            std::array<std::uint64_t, counters::field_count> st{};
             std::copy(theirs.begin() + 4, theirs.end(), st.begin());
             res.stats = res.stats + counters::from_array(st);
         }

@@ -7,6 +7,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <array>
 #include <sys/resource.h>
 #include <chrono>
@@ -272,12 +273,11 @@ result run(const config& c) {
 
     // Rank 0 hashes the whole field in global order and sums the counters.
     const auto micro = [](double s) { return static_cast<std::uint64_t>(s * 1e6); };
-    const std::array<std::uint64_t, 11> mine = {res.faults_injected,         res.stats.tasks,
-                                                res.stats.replays,           res.stats.replicas_launched,
-                                                res.stats.votes_lost,        res.stats.validations_failed,
-                                                res.stats.corrections_applied, res.stats.task_exceptions,
-                                                res.stats.exhausted,         micro(res.cpu_seconds),
-                                                micro(res.comm_cpu_seconds)};
+    // The app's own faults, the CPU times, then the runtime's counters.
+    std::array<std::uint64_t, 3 + counters::field_count> mine{res.faults_injected, micro(res.cpu_seconds),
+                                                              micro(res.comm_cpu_seconds)};
+    const auto stats = res.stats.to_array();
+    std::copy(stats.begin(), stats.end(), mine.begin() + 3);
     if (me != 0) {
         for (auto& f : cur) comm::isend(0, tag_gather, f.get().values).get();
         comm::isend(0, tag_counts, mine).get();
@@ -294,15 +294,17 @@ result run(const config& c) {
             auto v = comm::irecv<std::vector<double>>(r, tag_gather).get();
             XXH3_64bits_update(h, v.data(), v.size() * sizeof(double));
         }
-        auto theirs = comm::irecv<std::array<std::uint64_t, 11>>(r, tag_counts).get();
+        auto theirs = comm::irecv<decltype(mine)>(r, tag_counts).get();
         for (std::size_t j = 0; j < total.size(); ++j) total[j] += theirs[j];
     }
     res.checksum = cli::hex64(XXH3_64bits_digest(h));
     XXH3_freeState(h);
     res.faults_injected = total[0];
-    res.stats = counters{total[1], total[2], total[3], total[4], total[5], total[6], total[7], total[8]};
-    res.cpu_seconds = 1e-6 * static_cast<double>(total[9]);
-    res.comm_cpu_seconds = 1e-6 * static_cast<double>(total[10]);
+    res.cpu_seconds = 1e-6 * static_cast<double>(total[1]);
+    res.comm_cpu_seconds = 1e-6 * static_cast<double>(total[2]);
+    std::array<std::uint64_t, counters::field_count> sum{};
+    std::copy(total.begin() + 3, total.end(), sum.begin());
+    res.stats = counters::from_array(sum);
     return res;
 }
 

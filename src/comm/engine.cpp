@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,13 +168,17 @@ int engine::impl::comm_rank_of_logical(int logical) const {
     return p < 0 ? -1 : comm_rank_of_process_[static_cast<std::size_t>(p)];
 }
 
-// How the engine waits for messages: a few polls in a row after the last
-// progress, then pauses that grow to max_pause_us. Dataflow hides this
-// latency behind other tasks; the pauses keep the engine's CPU time low.
-// With nothing to do it still looks at MPI every idle_watch_us, for failures
-// of other ranks and for the engine's own messages.
+// How the engine waits for messages. While operations are pending it polls
+// MPI and yields the core between polls: with the rank bound to the cores of
+// its workers (rampart-run does that), a yield hands the core to a worker at
+// once, which timed sleeps do not (a short sleep costs more CPU on these
+// machines than a yield, and a worker of another rank may take the core).
+// After spin_polls empty polls in a row it pauses instead, with pauses that
+// grow to max_pause_us, so that an engine with a core of its own does not
+// spin. With nothing pending it still looks at MPI every idle_watch_us, for
+// failures of other ranks and for the engine's own messages.
 namespace {
-constexpr int spin_polls = 8;
+constexpr int spin_polls = 1000;
 constexpr int max_pause_us = 500;
 constexpr int idle_watch_us = 2000;
 constexpr auto watch_interval = std::chrono::milliseconds(1);
@@ -195,9 +200,7 @@ void engine::impl::loop() {
                 } else if (nothing_pending || self_done_ || role_ == role::spare) {
                     cv_.wait_for(lock, microseconds(idle_watch_us), ready);
                 } else if (idle > spin_polls) {
-                    // Poll MPI with a growing pause so that an idle engine
-                    // leaves the cores to the workers.
-                    cv_.wait_for(lock, microseconds(std::min(max_pause_us, 10 << std::min(idle - spin_polls, 8))), ready);
+                    cv_.wait_for(lock, microseconds(std::min(max_pause_us, 10 << std::min(idle - spin_polls - 1, 6))), ready);
                 }
             }
             fresh.swap(inbox_);
@@ -208,7 +211,7 @@ void engine::impl::loop() {
         progress |= progress_receives();
         progress |= test_sends();
         progress |= test_receives();
-        if (world_size_ > 1 && (failure_seen_ || idle > spin_polls || steady_clock::now() - last_watch_ > watch_interval)) {
+        if (world_size_ > 1 && (failure_seen_ || steady_clock::now() - last_watch_ > watch_interval)) {
             last_watch_ = steady_clock::now();
             progress |= watch();
         }
@@ -293,6 +296,11 @@ void engine::impl::start_send(active_send&& s) {
                                                    : comm_rank_of_logical(a.o.peer);
     if (a.o.kind == op::what::raw && !a.o.raw.empty()) {
         rc = MPI_Isend(a.o.raw.data(), static_cast<int>(a.o.raw.size()), MPI_BYTE, dest, a.o.tag, comm_, &a.request);
+    } else if (a.o.payload.bytes <= small_payload) {
+        std::memcpy(a.packed.data(), &a.env, sizeof(envelope));
+        if (a.o.payload.bytes > 0) std::memcpy(a.packed.data() + sizeof(envelope), a.o.payload.data, a.o.payload.bytes);
+        rc = MPI_Isend(a.packed.data(), static_cast<int>(sizeof(envelope) + a.o.payload.bytes), MPI_BYTE, dest,
+                       a.o.tag, comm_, &a.request);
     } else {
         MPI_Datatype t = message_type(&a.env, a.o.payload.data, a.o.payload.bytes);
         rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, a.o.tag, comm_, &a.request);
@@ -336,28 +344,27 @@ bool engine::impl::progress_receives() {
         progress = true;
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        active_recv r;
-        r.key = key;
+        active_recv& a = recvs_.emplace_back();  // in place: MPI keeps addresses into it
+        a.key = key;
         if (static_cast<std::size_t>(count) < sizeof(envelope)) {
-            r.truncated = true;
-            r.fits = false;
-            r.scratch.resize(static_cast<std::size_t>(count));
-            recvs_.push_back(std::move(r));
-            active_recv& a = recvs_.back();
+            a.truncated = true;
+            a.fits = false;
+            a.scratch.resize(static_cast<std::size_t>(count));
             MPI_Imrecv(a.scratch.data(), count, MPI_BYTE, &msg, &a.request);
         } else {
-            r.payload_bytes = static_cast<std::size_t>(count) - sizeof(envelope);
-            void* dst = ch.waiting.front().target->prepare(r.payload_bytes);
-            if (!dst) {
-                r.fits = false;
-                r.scratch.resize(r.payload_bytes);
+            a.payload_bytes = static_cast<std::size_t>(count) - sizeof(envelope);
+            a.target_memory = ch.waiting.front().target->prepare(a.payload_bytes);
+            a.fits = a.target_memory != nullptr;
+            a.is_packed = a.payload_bytes <= small_payload;
+            if (a.is_packed) {
+                MPI_Imrecv(a.packed.data(), count, MPI_BYTE, &msg, &a.request);
+            } else {
+                if (!a.fits) a.scratch.resize(a.payload_bytes);
+                void* where = a.fits ? a.target_memory : static_cast<void*>(a.scratch.data());
+                MPI_Datatype t = message_type(&a.env, where, a.payload_bytes);
+                MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &a.request);
+                MPI_Type_free(&t);
             }
-            recvs_.push_back(std::move(r));
-            active_recv& a = recvs_.back();
-            void* where = a.fits ? dst : static_cast<void*>(a.scratch.data());
-            MPI_Datatype t = message_type(&a.env, where, a.payload_bytes);
-            MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &a.request);
-            MPI_Type_free(&t);
         }
         ch.busy = true;
     }
@@ -402,6 +409,13 @@ bool engine::impl::test_receives() {
 }
 
 void engine::impl::complete(channel& ch, active_recv& r) {
+    if (r.is_packed) {
+        // The target took exactly payload_bytes in prepare(), so the copy fits
+        // whatever the envelope turns out to say.
+        std::memcpy(&r.env, r.packed.data(), sizeof(envelope));
+        if (r.fits && r.payload_bytes > 0)
+            std::memcpy(r.target_memory, r.packed.data() + sizeof(envelope), r.payload_bytes);
+    }
     const envelope& e = r.env;
     auto malformed = [&](std::string text) {
         ++malformed_;

@@ -13,6 +13,7 @@
 #include "../recovery/membership.hpp"
 #include "../recovery/send_log.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -89,10 +90,17 @@ public:
 private:
     enum class state { starting, running, failed, stopped };
 
+    // A message with at most this many payload bytes travels as one copy of
+    // envelope and payload: two small copies cost less than building and
+    // freeing an MPI datatype on each side.
+    static constexpr std::size_t small_payload = 256;
+    using packed_message = std::array<char, sizeof(envelope) + small_payload>;
+
     struct active_send {
         MPI_Request request = MPI_REQUEST_NULL;
         envelope env;
         op o;
+        packed_message packed;
     };
     struct channel {  // one (source, tag) pair on the receiving side
         std::deque<op> waiting;
@@ -105,8 +113,11 @@ private:
         envelope env;
         std::size_t payload_bytes = 0;
         std::vector<char> scratch;  // payload that cannot go to the target
+        void* target_memory = nullptr;  // where the target wants the payload
         bool fits = true;
         bool truncated = false;  // shorter than an envelope
+        bool is_packed = false;  // small: arrived in `packed`, copied out on completion
+        packed_message packed;
     };
 
     // engine.cpp: messages

@@ -1,7 +1,11 @@
 #include <rampart/resilience/fault_injection.hpp>
 
+#include <rampart/resilience/detail/attempt.hpp>
+#include <rampart/task/config.hpp>
+
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace rampart {
@@ -49,4 +53,27 @@ bool fault_injector::maybe_flip_bit(std::span<std::byte> bytes, std::uint64_t ke
     return true;
 }
 
+namespace detail {
+
+void inject_soft_error() {
+    // Read once: the runtime has checked the environment already.
+    static const std::optional<fault_injector> faults = []() -> std::optional<fault_injector> {
+        try {
+            auto c = read_environment_config();
+            if (c.error_rate > 0) return std::optional<fault_injector>(std::in_place, c.error_rate, c.seed);
+        } catch (const std::exception&) {
+        }
+        return std::nullopt;
+    }();
+    if (!faults) return;
+    // Each attempt draws with a key of its own; which attempts fail then
+    // depends on the order in which they start, which is all a soft error
+    // needs (the result does not).
+    static std::atomic<std::uint64_t> next_key{0};
+    if (!faults->hits(next_key.fetch_add(1, std::memory_order_relaxed))) return;
+    count(&counter_slot::faults_injected);
+    throw injected_fault();
+}
+
+}  // namespace detail
 }  // namespace rampart

@@ -12,8 +12,8 @@ extern char** environ;
 namespace rampart {
 namespace {
 
-constexpr std::array<std::string_view, 4> known_names{"RAMPART_THREADS", "RAMPART_KILL", "RAMPART_REPORT",
-                                                      "RAMPART_SPARES"};
+constexpr std::array<std::string_view, 6> known_names{"RAMPART_THREADS", "RAMPART_KILL",       "RAMPART_REPORT",
+                                                      "RAMPART_SPARES",  "RAMPART_ERROR_RATE", "RAMPART_SEED"};
 
 int parse_int_at_least(std::string_view name, std::string_view text, int least, const char* what) {
     int v = 0;
@@ -79,6 +79,18 @@ environment_config read_environment_config() {
             c.kills = parse_kill_orders(std::string(value));
         } else if (name == "RAMPART_SPARES") {
             c.spares = parse_int_at_least(name, value, 0, "non-negative");
+        } else if (name == "RAMPART_ERROR_RATE") {
+            double v = -1;
+            auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+            if (ec != std::errc{} || end != value.data() + value.size() || !(v >= 0.0 && v <= 1.0))
+                throw std::invalid_argument("rampart: RAMPART_ERROR_RATE='" + std::string(value) +
+                                            "' is not a probability in [0, 1]");
+            c.error_rate = v;
+        } else if (name == "RAMPART_SEED") {
+            auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), c.seed);
+            if (ec != std::errc{} || end != value.data() + value.size() || value.empty())
+                throw std::invalid_argument("rampart: RAMPART_SEED='" + std::string(value) +
+                                            "' is not a non-negative integer");
         } else if (name == "RAMPART_REPORT") {
             if (value.empty()) throw std::invalid_argument("rampart: RAMPART_REPORT is empty");
             c.report = std::string(value);

@@ -8,8 +8,10 @@ namespace rampart::detail {
 scheduler::scheduler(int threads)
     : threads_(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
       // One slot is kept for the thread that waits (main), as in HPX where
-      // main is one of the worker threads.
-      arena_(threads_, 1) {
+      // main is one of the worker threads. Not with one thread: oneTBB then
+      // adds a slot for a worker whenever a thread outside the arena (the
+      // communication engine) enqueues a task, and two threads would compute.
+      arena_(threads_, threads_ > 1 ? 1 : 0) {
     if (global_) throw std::logic_error("rampart: a rampart::runtime exists already in this process");
     arena_.initialize();
     global_ = this;

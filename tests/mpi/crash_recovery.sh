@@ -5,6 +5,7 @@
 # left, that the program failed naming the dead rank).
 # usage: crash_recovery.sh RAMPART_RUN RANKS SPARES EXPECT [rampart-run options] -- PROGRAM [options]
 #   EXPECT: "lost=1,2 used=2" for a recovered run, "fails=2" when no spare is left for rank 2
+#   With rampart-run's --error-rate, the report must also show injected faults and replays.
 set -uo pipefail
 run=$1; ranks=$2; spares=$3; expect=$4; shift 4
 opts=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
@@ -37,4 +38,9 @@ got=$(grep '^checksum' <<<"$out" | awk '{print $2}')
 [ "$(field 'r["spares_used"]')" == "$used" ] || { echo "FAIL: spares used $(field 'r["spares_used"]'), expected $used"; exit 1; }
 [ "$(field 'r["ranks_without_report"]')" == "[]" ] || { echo "FAIL: ranks without a report: $(field 'r["ranks_without_report"]')"; exit 1; }
 [ "$(field 'all(x["recover_ms"] is not None for x in r["recoveries"])')" == "True" ] || { echo "FAIL: a recovery without times"; exit 1; }
+if [[ " ${opts[*]} " == *" --error-rate "* ]]; then
+    [ "$(field 'r["faults_injected"] > 0 and r["tasks_replayed"] > 0')" == "True" ] ||
+        { echo "FAIL: --error-rate injected $(field 'r["faults_injected"]') faults, $(field 'r["tasks_replayed"]') replays"; exit 1; }
+    echo "launcher's soft errors: $(field 'r["faults_injected"]') injected, $(field 'r["tasks_replayed"]') replays"
+fi
 echo "PASS: checksum $got equals the fault-free run; lost $lost, spares used $used, recover_ms $(field 'r["recover_ms"]')"

@@ -47,3 +47,21 @@ TEST(Config, KillOrders) {
     EXPECT_THROW(rampart::read_environment_config(), std::invalid_argument);
     unsetenv("RAMPART_KILL");
 }
+
+TEST(Config, ErrorRateAndSeed) {
+    setenv("RAMPART_ERROR_RATE", "0.05", 1);
+    setenv("RAMPART_SEED", "42", 1);
+    auto c = rampart::read_environment_config();
+    EXPECT_DOUBLE_EQ(c.error_rate, 0.05);
+    EXPECT_EQ(c.seed, 42u);
+    for (const char* bad : {"", "x", "1.5", "-0.1", "0.1x"}) {
+        setenv("RAMPART_ERROR_RATE", bad, 1);
+        EXPECT_THROW(rampart::read_environment_config(), std::invalid_argument) << bad;
+    }
+    unsetenv("RAMPART_ERROR_RATE");
+    for (const char* bad : {"", "-1", "seven"}) {
+        setenv("RAMPART_SEED", bad, 1);
+        EXPECT_THROW(rampart::read_environment_config(), std::invalid_argument) << bad;
+    }
+    unsetenv("RAMPART_SEED");
+}

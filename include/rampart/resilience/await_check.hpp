@@ -45,6 +45,7 @@ future<void> await_check_impl(std::size_t attempts, Body&& body, promise<T> out,
                 try {
                     effects_marker collect(&effects);
                     r.emplace(std::apply(b, std::as_const(in)));
+                    inject_soft_error();
                 } catch (...) {
                     count(&counter_slot::task_exceptions);
                     last = std::current_exception();
@@ -97,7 +98,9 @@ future<void> await_replicate_impl(std::size_t rounds, Body&& body, promise<T> ou
                     attempt_effects e(&task);
                     try {
                         effects_marker collect(&e);
-                        results.push_back(std::apply(b, std::as_const(in)));
+                        T copy_result = std::apply(b, std::as_const(in));
+                        inject_soft_error();
+                        results.push_back(std::move(copy_result));
                         effects.push_back(std::move(e));
                     } catch (...) {
                         count(&counter_slot::task_exceptions);

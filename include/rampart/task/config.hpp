@@ -29,6 +29,11 @@ struct environment_config {
     std::vector<kill_order> kills;  ///< RAMPART_KILL: "R@1.5s", "R@iter40" or "R@recovery", comma-separated
     int spares = 0;                 ///< RAMPART_SPARES: how many of the MPI processes wait to replace crashed ranks
     std::string report;             ///< RAMPART_REPORT: path prefix for each rank's JSON report
+    /// RAMPART_ERROR_RATE: probability that an attempt of a resilient task
+    /// fails on purpose (a soft error that its replay, vote or validation
+    /// must handle); plain tasks are never touched.
+    double error_rate = 0;
+    std::uint64_t seed = 1;  ///< RAMPART_SEED: seed of those failures
 };
 
 /// Parses one RAMPART_KILL value, e.g. "1@iter40,2@0.5s".

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,9 @@ struct counters {
     std::uint64_t corrections_applied = 0;  ///< results repaired by an ABFT correction
     std::uint64_t task_exceptions = 0;      ///< exceptions caught from resilient task bodies
     std::uint64_t exhausted = 0;            ///< resilient tasks that gave up
+    std::uint64_t faults_injected = 0;      ///< attempts failed on purpose at RAMPART_ERROR_RATE
+
+    static constexpr std::size_t field_count = 9;
 
     /// One JSON object, e.g. {"tasks":10,"replays":1,...}.
     std::string to_json() const;
@@ -26,12 +30,12 @@ struct counters {
     /// The fields in declaration order, e.g. to send them to another rank.
     ///
     ///     auto since = rampart::read_counters() - before;
-    std::array<std::uint64_t, 8> to_array() const {
-        return {tasks, replays, replicas_launched, votes_lost, validations_failed, corrections_applied, task_exceptions,
-                exhausted};
+    std::array<std::uint64_t, field_count> to_array() const {
+        return {tasks,      replays,         replicas_launched, votes_lost, validations_failed, corrections_applied,
+                task_exceptions, exhausted, faults_injected};
     }
-    static counters from_array(const std::array<std::uint64_t, 8>& a) {
-        return {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]};
+    static counters from_array(const std::array<std::uint64_t, field_count>& a) {
+        return {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]};
     }
     friend counters operator-(const counters& a, const counters& b) {
         auto x = a.to_array(), y = b.to_array();
@@ -55,7 +59,7 @@ namespace detail {
 
 struct counter_slot {
     std::atomic<std::uint64_t> tasks{0}, replays{0}, replicas_launched{0}, votes_lost{0},
-        validations_failed{0}, corrections_applied{0}, task_exceptions{0}, exhausted{0};
+        validations_failed{0}, corrections_applied{0}, task_exceptions{0}, exhausted{0}, faults_injected{0};
 };
 
 counter_slot& register_counter_slot();

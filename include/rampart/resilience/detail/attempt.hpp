@@ -25,6 +25,11 @@ struct accept_all {
     }
 };
 
+/// Throws injected_fault at the rate RAMPART_ERROR_RATE asks for (seeded by
+/// RAMPART_SEED), counted in faults_injected; called after each attempt's
+/// body, so that the attempt's work is lost as with a real soft error.
+void inject_soft_error();
+
 template <class V>
 inline constexpr bool validates_v = !std::is_same_v<std::decay_t<V>, accept_all>;
 
@@ -74,7 +79,9 @@ bool attempt_once(F& f, const Tuple& args, Valid& valid, std::optional<stored_t<
         } else {
             out.emplace(std::apply(f, args));
         }
+        inject_soft_error();
     } catch (...) {
+        out.reset();
         count(&counter_slot::task_exceptions);
         last = std::current_exception();
         return false;
