@@ -192,7 +192,7 @@ void engine::impl::loop() {
         bool stopping = false;
         {
             std::unique_lock lock(mutex_);
-            const bool nothing_pending = sends_.empty() && recvs_.empty() && waiting_receives() == 0;
+            const bool nothing_pending = sends_.empty() && recvs_.empty() && pending_receives() == 0;
             if (inbox_.empty() && !stop_) {
                 auto ready = [this] { return !inbox_.empty() || stop_; };
                 if (nothing_pending && world_size_ == 1) {
@@ -222,6 +222,7 @@ void engine::impl::loop() {
         if (stopping && !self_done_ && sends_.empty() && recvs_.empty()) {
             fail_all_waiting("the runtime shut down before it arrived");
             announce_done();
+            if (const kill_order* k = owner_.my_kill_order(); k && k->at_end) owner_.die("end");
         }
         if ((self_done_ || role_ == role::spare) && everyone_done() && sends_.empty()) {
             if (final_agreement()) break;
@@ -232,9 +233,9 @@ void engine::impl::loop() {
     }
 }
 
-std::size_t engine::impl::waiting_receives() const {
+std::size_t engine::impl::pending_receives() const {
     std::size_t n = 0;
-    for (auto& [k, c] : channels_) n += c.waiting.size();
+    for (auto& [k, c] : channels_) n += c.waiting.size() + (c.duplicates_due > 0 ? 1 : 0);
     return n;
 }
 
@@ -266,7 +267,9 @@ void engine::impl::accept(op&& o) {
                                                               " failed: " + lost_text())));
             return;
         }
-        channels_[{o.peer, o.tag}].waiting.push_back(std::move(o));
+        channel& ch = channels_[{o.peer, o.tag}];
+        ch.waiting.push_back(std::move(o));
+        deliver_early(ch);
         return;
     }
     if (members_->process_of(o.peer) < 0) {
@@ -329,7 +332,9 @@ void engine::impl::finish_send(active_send& s, int rc) {
 bool engine::impl::progress_receives() {
     bool progress = false;
     for (auto& [key, ch] : channels_) {
-        if (ch.busy || ch.waiting.empty()) continue;
+        if (ch.busy) continue;
+        deliver_early(ch);  // messages that came first go first
+        if (!ch.early.empty() || (ch.waiting.empty() && ch.duplicates_due == 0)) continue;
         const int source = comm_rank_of_logical(key.first);
         if (source < 0) continue;  // failed at recovery already
         int flag = 0;
@@ -353,7 +358,9 @@ bool engine::impl::progress_receives() {
             MPI_Imrecv(a.scratch.data(), count, MPI_BYTE, &msg, &a.request);
         } else {
             a.payload_bytes = static_cast<std::size_t>(count) - sizeof(envelope);
-            a.target_memory = ch.waiting.front().target->prepare(a.payload_bytes);
+            // Without a waiting receive (an expected duplicate) the payload
+            // goes to scratch.
+            a.target_memory = ch.waiting.empty() ? nullptr : ch.waiting.front().target->prepare(a.payload_bytes);
             a.fits = a.target_memory != nullptr;
             a.is_packed = a.payload_bytes <= small_payload;
             if (a.is_packed) {
@@ -419,7 +426,8 @@ void engine::impl::complete(channel& ch, active_recv& r) {
     const envelope& e = r.env;
     auto malformed = [&](std::string text) {
         ++malformed_;
-        fail_front(ch, std::make_exception_ptr(message_error("rampart: malformed message: " + text)));
+        if (!ch.waiting.empty())
+            fail_front(ch, std::make_exception_ptr(message_error("rampart: malformed message: " + text)));
     };
     if (r.truncated)
         return malformed(std::to_string(r.scratch.size()) + " bytes, less than the " + std::to_string(sizeof(envelope)) +
@@ -431,6 +439,16 @@ void engine::impl::complete(channel& ch, active_recv& r) {
                          std::to_string(r.payload_bytes) + " arrived");
     if (e.sequence < ch.next_sequence) {
         ++duplicates_;  // already delivered: the receiver keeps waiting
+        if (ch.duplicates_due > 0) --ch.duplicates_due;
+        return;
+    }
+    if (ch.waiting.empty()) {
+        // Not the duplicate expected: a message for a receive not yet posted.
+        early_message m{e, {}};
+        const char* from = r.is_packed ? r.packed.data() + sizeof(envelope) : r.scratch.data();
+        m.payload.assign(from, from + r.payload_bytes);
+        ch.early.push_back(std::move(m));
+        ch.duplicates_due = 0;  // the replacement has gone past what was delivered
         return;
     }
     ch.next_sequence = e.sequence + 1;
@@ -444,6 +462,31 @@ void engine::impl::complete(channel& ch, active_recv& r) {
         return;
     }
     o.target->deliver(e);
+}
+
+// Receives posted after their message arrived take it from the channel.
+void engine::impl::deliver_early(channel& ch) {
+    while (!ch.early.empty() && !ch.waiting.empty() && !ch.busy) {
+        early_message m = std::move(ch.early.front());
+        ch.early.pop_front();
+        if (m.env.sequence < ch.next_sequence) {
+            ++duplicates_;
+            continue;
+        }
+        ch.next_sequence = m.env.sequence + 1;
+        ++received_;
+        bytes_received_ += m.payload.size();
+        op o = std::move(ch.waiting.front());
+        ch.waiting.pop_front();
+        void* dst = o.target->prepare(m.payload.size());
+        if (!dst) {
+            o.target->fail(std::make_exception_ptr(
+                message_error(describe_mismatch(m.env, o.target->expected_type(), m.payload.size()))));
+            continue;
+        }
+        if (!m.payload.empty()) std::memcpy(dst, m.payload.data(), m.payload.size());
+        o.target->deliver(m.env);
+    }
 }
 
 // ---- the engine object ----

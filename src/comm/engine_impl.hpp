@@ -102,10 +102,20 @@ private:
         op o;
         packed_message packed;
     };
+    struct early_message {  // arrived before its receive was posted
+        envelope env;
+        std::vector<char> payload;
+    };
     struct channel {  // one (source, tag) pair on the receiving side
         std::deque<op> waiting;
-        bool busy = false;  // a matched receive for waiting.front() is in flight
+        bool busy = false;  // a matched receive is in flight
         std::uint64_t next_sequence = 0;
+        // Messages that the replacement of a dead source will send again and
+        // that were delivered already. They are received and dropped even
+        // when no receive waits: a program that has ended posts none, and a
+        // large duplicate would block its sender forever.
+        std::uint64_t duplicates_due = 0;
+        std::deque<early_message> early;
     };
     struct active_recv {
         MPI_Request request = MPI_REQUEST_NULL;
@@ -132,7 +142,8 @@ private:
     void complete(channel& ch, active_recv& r);
     void fail_front(channel& ch, std::exception_ptr error);
     void fail_all_waiting(const std::string& why);
-    std::size_t waiting_receives() const;
+    std::size_t pending_receives() const;
+    void deliver_early(channel& ch);
     int comm_rank_of_logical(int logical) const;
     std::string failure_text(int rc);
     void kill_self();

@@ -108,6 +108,9 @@ void engine::impl::recover() {
         for (auto [logical, process] : change.replacements) {
             done_from_[static_cast<std::size_t>(logical)] = 0;  // the replacement has the program ahead of it
             if (process == process_) become(logical);
+            // It will send again, from sequence 0, what it had sent before.
+            for (auto& [key, ch] : channels_)
+                if (key.first == logical) ch.duplicates_due = ch.next_sequence;
         }
         if (!change.lost.empty()) {
             lost_.insert(lost_.end(), change.lost.begin(), change.lost.end());

@@ -34,7 +34,7 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
         auto bad = [&] {
             return std::invalid_argument("rampart: RAMPART_KILL item '" + item +
-                                         "' is not RANK@SECONDSs, RANK@iterN or RANK@recovery (e.g. 1@1.5s, 2@iter40)");
+                                         "' is not RANK@SECONDSs, RANK@iterN, RANK@recovery or RANK@end (e.g. 1@1.5s, 2@iter40)");
         };
         auto at = item.find('@');
         if (at == std::string::npos || at == 0) throw bad();
@@ -44,6 +44,8 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         std::string when = item.substr(at + 1);
         if (when == "recovery") {
             k.during_recovery = true;
+        } else if (when == "end") {
+            k.at_end = true;
         } else if (when.rfind("iter", 0) == 0) {
             std::uint64_t it = 0;
             auto [q, ec2] = std::from_chars(when.data() + 4, when.data() + when.size(), it);

@@ -7,6 +7,13 @@ namespace rampart::detail {
 
 scheduler::scheduler(int threads)
     : threads_(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+      // With one thread the arena has no slot reserved for main (below), so it
+      // asks oneTBB for a worker; in a process bound to one core oneTBB
+      // allows none and prints a warning. The worker it gets instead finds the
+      // one slot taken by main whenever main waits, and then sleeps.
+      worker_limit_(threads_ == 1 ? std::optional<oneapi::tbb::global_control>(
+                                        std::in_place, oneapi::tbb::global_control::max_allowed_parallelism, 2)
+                                  : std::nullopt),
       // One slot is kept for the thread that waits (main), as in HPX where
       // main is one of the worker threads. Not with one thread: oneTBB then
       // adds a slot for a worker whenever a thread outside the arena (the

@@ -41,6 +41,12 @@ TEST(Config, KillOrders) {
     EXPECT_DOUBLE_EQ(*k[1].seconds, 1.5);
     for (const char* bad : {"", "1", "@iter4", "x@1s", "1@", "1@iter", "1@iterx", "1@5", "1@-2s", "-1@1s", "1@1.5s,"})
         EXPECT_THROW(rampart::parse_kill_orders(bad), std::invalid_argument) << bad;
+    auto end = rampart::parse_kill_orders("3@end,2@recovery");
+    ASSERT_EQ(end.size(), 2u);
+    EXPECT_TRUE(end[0].at_end);
+    EXPECT_FALSE(end[0].during_recovery);
+    EXPECT_TRUE(end[1].during_recovery);
+    EXPECT_THROW(rampart::parse_kill_orders("3@ending"), std::invalid_argument);
     setenv("RAMPART_KILL", "0@iter3", 1);
     EXPECT_EQ(rampart::read_environment_config().kills.size(), 1u);
     setenv("RAMPART_KILL", "zero@iter3", 1);

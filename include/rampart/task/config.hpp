@@ -13,7 +13,8 @@ namespace rampart {
 /// `seconds` from the start of its communication, when the program reports
 /// iteration `iteration` (see rampart::comm::report_iteration), or when it
 /// is in the recovery from another rank's crash, just after the survivors
-/// agreed on who died (`during_recovery`).
+/// agreed on who died (`during_recovery`), or when its program has ended and
+/// it has told the others so, before the final agreement (`at_end`).
 /// The j-th order for a rank applies to its j-th incarnation: the first to
 /// the process that starts as that rank, the second to the spare that
 /// replaces it, and so on.
@@ -22,11 +23,12 @@ struct kill_order {
     std::optional<double> seconds;
     std::optional<std::uint64_t> iteration;
     bool during_recovery = false;
+    bool at_end = false;
 };
 
 struct environment_config {
     std::optional<int> threads;     ///< RAMPART_THREADS: worker threads of the runtime
-    std::vector<kill_order> kills;  ///< RAMPART_KILL: "R@1.5s", "R@iter40" or "R@recovery", comma-separated
+    std::vector<kill_order> kills;  ///< RAMPART_KILL: "R@1.5s", "R@iter40", "R@recovery" or "R@end", comma-separated
     int spares = 0;                 ///< RAMPART_SPARES: how many of the MPI processes wait to replace crashed ranks
     std::string report;             ///< RAMPART_REPORT: path prefix for each rank's JSON report
     /// RAMPART_ERROR_RATE: probability that an attempt of a resilient task

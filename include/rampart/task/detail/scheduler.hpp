@@ -5,6 +5,7 @@
 // touches no shared counter: each thread counts what it spawns and completes
 // in its own cache line, and shutdown waits until the sums agree.
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/version.h>
@@ -14,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -103,6 +105,7 @@ public:
 
 private:
     int threads_;
+    std::optional<oneapi::tbb::global_control> worker_limit_;
     oneapi::tbb::task_arena arena_;
     // Isolated: rampart's tasks are never cancelled from a caller's context.
     oneapi::tbb::task_group_context tasks_context_{oneapi::tbb::task_group_context::isolated};
