@@ -334,7 +334,7 @@ bool engine::impl::progress_receives() {
     for (auto& [key, ch] : channels_) {
         if (ch.busy) continue;
         deliver_early(ch);  // messages that came first go first
-        if (!ch.early.empty() || (ch.waiting.empty() && ch.duplicates_due == 0)) continue;
+        if (ch.early || (ch.waiting.empty() && ch.duplicates_due == 0)) continue;
         const int source = comm_rank_of_logical(key.first);
         if (source < 0) continue;  // failed at recovery already
         int flag = 0;
@@ -444,49 +444,41 @@ void engine::impl::complete(channel& ch, active_recv& r) {
     }
     if (ch.waiting.empty()) {
         // Not the duplicate expected: a message for a receive not yet posted.
-        early_message m{e, {}};
         const char* from = r.is_packed ? r.packed.data() + sizeof(envelope) : r.scratch.data();
-        m.payload.assign(from, from + r.payload_bytes);
-        ch.early.push_back(std::move(m));
+        ch.early.emplace(early_message{e, std::vector<char>(from, from + r.payload_bytes)});
         ch.duplicates_due = 0;  // the replacement has gone past what was delivered
         return;
     }
-    ch.next_sequence = e.sequence + 1;
-    ++received_;
-    bytes_received_ += r.payload_bytes;
-    op o = std::move(ch.waiting.front());
-    ch.waiting.pop_front();
-    if (!r.fits) {
-        o.target->fail(
-            std::make_exception_ptr(message_error(describe_mismatch(e, o.target->expected_type(), r.payload_bytes))));
-        return;
-    }
+    op o = take_front(ch, e, r.payload_bytes);
+    if (!r.fits) return fail_mismatch(o, e, r.payload_bytes);
     o.target->deliver(e);
 }
 
-// Receives posted after their message arrived take it from the channel.
+// The message is the channel's next: it goes to the oldest waiting receive.
+engine::impl::op engine::impl::take_front(channel& ch, const envelope& e, std::size_t payload_bytes) {
+    ch.next_sequence = e.sequence + 1;
+    ++received_;
+    bytes_received_ += payload_bytes;
+    op o = std::move(ch.waiting.front());
+    ch.waiting.pop_front();
+    return o;
+}
+
+void engine::impl::fail_mismatch(op& o, const envelope& e, std::size_t payload_bytes) {
+    o.target->fail(
+        std::make_exception_ptr(message_error(describe_mismatch(e, o.target->expected_type(), payload_bytes))));
+}
+
+// A receive posted after its message arrived takes it from the channel.
 void engine::impl::deliver_early(channel& ch) {
-    while (!ch.early.empty() && !ch.waiting.empty() && !ch.busy) {
-        early_message m = std::move(ch.early.front());
-        ch.early.pop_front();
-        if (m.env.sequence < ch.next_sequence) {
-            ++duplicates_;
-            continue;
-        }
-        ch.next_sequence = m.env.sequence + 1;
-        ++received_;
-        bytes_received_ += m.payload.size();
-        op o = std::move(ch.waiting.front());
-        ch.waiting.pop_front();
-        void* dst = o.target->prepare(m.payload.size());
-        if (!dst) {
-            o.target->fail(std::make_exception_ptr(
-                message_error(describe_mismatch(m.env, o.target->expected_type(), m.payload.size()))));
-            continue;
-        }
-        if (!m.payload.empty()) std::memcpy(dst, m.payload.data(), m.payload.size());
-        o.target->deliver(m.env);
-    }
+    if (!ch.early || ch.waiting.empty() || ch.busy) return;
+    early_message m = std::move(*ch.early);
+    ch.early.reset();
+    op o = take_front(ch, m.env, m.payload.size());
+    void* dst = o.target->prepare(m.payload.size());
+    if (!dst) return fail_mismatch(o, m.env, m.payload.size());
+    if (!m.payload.empty()) std::memcpy(dst, m.payload.data(), m.payload.size());
+    o.target->deliver(m.env);
 }
 
 // ---- the engine object ----

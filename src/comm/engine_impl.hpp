@@ -115,7 +115,8 @@ private:
         // when no receive waits: a program that has ended posts none, and a
         // large duplicate would block its sender forever.
         std::uint64_t duplicates_due = 0;
-        std::deque<early_message> early;
+        // At most one: the channel is not probed again until it is delivered.
+        std::optional<early_message> early;
     };
     struct active_recv {
         MPI_Request request = MPI_REQUEST_NULL;
@@ -144,6 +145,8 @@ private:
     void fail_all_waiting(const std::string& why);
     std::size_t pending_receives() const;
     void deliver_early(channel& ch);
+    op take_front(channel& ch, const envelope& e, std::size_t payload_bytes);
+    static void fail_mismatch(op& o, const envelope& e, std::size_t payload_bytes);
     int comm_rank_of_logical(int logical) const;
     std::string failure_text(int rc);
     void kill_self();
