@@ -76,7 +76,8 @@ bool engine::impl::start(int spares) {
             int found = 0;
             MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
             control_tag_ = found ? *static_cast<int*>(ub) : 32767;
-            owner_.max_tag_ = control_tag_ - 1;  // the highest tag carries the engine's own messages
+            service_tag_ = control_tag_ - 1;
+            owner_.max_tag_ = control_tag_ - 2;  // the two highest tags carry the engine's own messages
             try {
                 members_.emplace(world_size_, spares);
             } catch (const std::exception& x) {
@@ -163,6 +164,74 @@ std::string engine::impl::failure_text(int rc) {
     return last_error_;
 }
 
+namespace {
+constexpr std::uint32_t service_magic = 0x53565243;  // "CRVS"
+constexpr std::size_t service_prefix = 8;             // magic, service number
+constexpr int services_per_poll = 16;
+}  // namespace
+
+bool engine::impl::progress_services() {
+    bool progress = false;
+    {
+        std::lock_guard lock(services_mutex_);
+        for (auto it = early_services_.begin(); it != early_services_.end();) {
+            auto s = services_.find(it->first);
+            if (s == services_.end()) {
+                ++it;
+                continue;
+            }
+            for (auto& [source, bytes] : it->second) s->second->on_message(source, std::move(bytes), service_prefix);
+            it = early_services_.erase(it);
+            progress = true;
+        }
+    }
+    for (int i = 0; i < services_per_poll; ++i) {
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        int rc = MPI_Improbe(MPI_ANY_SOURCE, service_tag_, comm_, &flag, &msg, &st);
+        if (rc != MPI_SUCCESS) {
+            failure_text(rc);
+            return true;
+        }
+        if (!flag) break;
+        progress = true;
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        std::vector<char> bytes(static_cast<std::size_t>(count));
+        rc = MPI_Mrecv(bytes.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            failure_text(rc);
+            return true;
+        }
+        int source = -1;
+        for (std::size_t p = 0; p < comm_rank_of_process_.size(); ++p)
+            if (comm_rank_of_process_[p] == st.MPI_SOURCE) source = members_->logical_of(static_cast<int>(p));
+        std::uint32_t prefix[2] = {0, 0};
+        if (bytes.size() >= service_prefix) std::memcpy(prefix, bytes.data(), service_prefix);
+        if (source < 0 || prefix[0] != service_magic) {
+            ++malformed_;
+            continue;
+        }
+        ++received_;
+        bytes_received_ += bytes.size();
+        std::lock_guard lock(services_mutex_);
+        const int number = static_cast<int>(prefix[1]);
+        if (auto it = services_.find(number); it != services_.end())
+            it->second->on_message(source, std::move(bytes), service_prefix);
+        else if (number >= next_service_)  // created there already, not yet here: kept until it is
+            early_services_[number].emplace_back(source, std::move(bytes));
+        // else removed here: dropped
+    }
+    return progress;
+}
+
+void engine::impl::notify_services(const std::vector<int>& replaced, const std::vector<int>& lost) {
+    std::lock_guard lock(services_mutex_);
+    lost_shared_ = lost_;
+    for (auto& [n, s] : services_) s->on_recovery(replaced, lost);
+}
+
 int engine::impl::comm_rank_of_logical(int logical) const {
     const int p = members_->process_of(logical);
     return p < 0 ? -1 : comm_rank_of_process_[static_cast<std::size_t>(p)];
@@ -192,7 +261,8 @@ void engine::impl::loop() {
         bool stopping = false;
         {
             std::unique_lock lock(mutex_);
-            const bool nothing_pending = sends_.empty() && recvs_.empty() && pending_receives() == 0;
+            const bool nothing_pending =
+                sends_.empty() && recvs_.empty() && pending_receives() == 0 && service_busy_.load() == 0;
             if (inbox_.empty() && !stop_) {
                 auto ready = [this] { return !inbox_.empty() || stop_; };
                 if (nothing_pending && world_size_ == 1) {
@@ -211,6 +281,7 @@ void engine::impl::loop() {
         progress |= progress_receives();
         progress |= test_sends();
         progress |= test_receives();
+        if (has_services_.load(std::memory_order_relaxed)) progress |= progress_services();
         if (world_size_ > 1 && (failure_seen_ || steady_clock::now() - last_watch_ > watch_interval)) {
             last_watch_ = steady_clock::now();
             progress |= watch();
@@ -272,6 +343,12 @@ void engine::impl::accept(op&& o) {
         deliver_early(ch);
         return;
     }
+    if (o.kind == op::what::service) {
+        if (members_->process_of(o.peer) < 0) return o.service_done(false);
+        active_send s;
+        s.o = std::move(o);
+        return start_send(std::move(s));
+    }
     if (members_->process_of(o.peer) < 0) {
         o.done.set_exception(std::make_exception_ptr(
             comm_error("rampart: isend to rank " + std::to_string(o.peer) + " failed: " + lost_text())));
@@ -297,7 +374,23 @@ void engine::impl::start_send(active_send&& s) {
     // Control messages are addressed to processes (spares have no logical rank).
     const int dest = a.o.kind == op::what::control ? comm_rank_of_process_[static_cast<std::size_t>(a.o.peer)]
                                                    : comm_rank_of_logical(a.o.peer);
-    if (a.o.kind == op::what::raw && !a.o.raw.empty()) {
+    if (a.o.kind == op::what::service) {
+        std::vector<MPI_Aint> where(a.o.data.size() + 1);
+        std::vector<int> lengths(where.size());
+        MPI_Get_address(a.o.head.data(), &where[0]);
+        lengths[0] = static_cast<int>(a.o.head.size());
+        std::size_t blocks = 1;
+        for (const segment& d : a.o.data) {
+            if (d.bytes == 0) continue;
+            MPI_Get_address(d.data, &where[blocks]);
+            lengths[blocks++] = static_cast<int>(d.bytes);
+        }
+        MPI_Datatype t;
+        MPI_Type_create_hindexed(static_cast<int>(blocks), lengths.data(), where.data(), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        rc = dest < 0 ? MPI_ERR_RANK : MPI_Isend(MPI_BOTTOM, 1, t, dest, service_tag_, comm_, &a.request);
+        MPI_Type_free(&t);
+    } else if (a.o.kind == op::what::raw && !a.o.raw.empty()) {
         rc = MPI_Isend(a.o.raw.data(), static_cast<int>(a.o.raw.size()), MPI_BYTE, dest, a.o.tag, comm_, &a.request);
     } else if (a.o.payload.bytes <= small_payload) {
         std::memcpy(a.packed.data(), &a.env, sizeof(envelope));
@@ -319,6 +412,10 @@ void engine::impl::start_send(active_send&& s) {
 // counts as sent: recovery sends it again if its receiver still needs it.
 void engine::impl::finish_send(active_send& s, int rc) {
     if (rc != MPI_SUCCESS) failure_text(rc);
+    if (s.o.kind == op::what::service) {
+        if (rc == MPI_SUCCESS) bytes_sent_ += s.o.head.size();
+        return s.o.service_done(rc == MPI_SUCCESS);
+    }
     if (s.o.kind != op::what::send && s.o.kind != op::what::raw) return;  // the engine's own: no promise
     if (rc != MPI_SUCCESS && (s.o.kind == op::what::raw || !logging_))
         return s.o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + last_error_)));
@@ -578,6 +675,44 @@ void engine::post_raw(int dest, int tag, std::uint64_t sequence, outgoing_payloa
 }
 
 engine_counters engine::counters() const { return impl_->counters(); }
+
+int engine::add_service(service* s) {
+    std::lock_guard lock(impl_->services_mutex_);
+    const int n = impl_->next_service_++;
+    s->number_ = n;
+    impl_->services_[n] = s;
+    impl_->has_services_ = true;
+    return n;  // the engine thread hands it what came early, once the caller knows its number
+}
+
+void engine::remove_service(int number) {
+    std::lock_guard lock(impl_->services_mutex_);
+    impl_->services_.erase(number);
+    impl_->has_services_ = !impl_->services_.empty();
+}
+
+void engine::service_send(int number, int dest, std::vector<char> head, std::vector<segment> data,
+                          std::function<void(bool)> done) {
+    impl::op o(impl::op::what::service);
+    o.peer = dest;
+    o.head.resize(service_prefix + head.size());
+    const std::uint32_t prefix[2] = {service_magic, static_cast<std::uint32_t>(number)};
+    std::memcpy(o.head.data(), prefix, service_prefix);
+    if (!head.empty()) std::memcpy(o.head.data() + service_prefix, head.data(), head.size());
+    o.data = std::move(data);
+    o.service_done = std::move(done);
+    impl_->push(std::move(o));
+}
+
+void engine::service_busy(int delta) {
+    impl_->service_busy_ += delta;
+    if (delta > 0) impl_->cv_.notify_one();  // stop a pause at once
+}
+
+std::vector<int> engine::lost_ranks() const {
+    std::lock_guard lock(impl_->services_mutex_);
+    return impl_->lost_shared_;
+}
 
 void engine::report_iteration(std::uint64_t iteration) {
     iteration_.store(iteration, std::memory_order_relaxed);

@@ -57,7 +57,7 @@ public:
     role wait_while_spare();
 
     struct op {
-        enum class what { send, recv, raw, resend, control };
+        enum class what { send, recv, raw, resend, control, service };
         op() = default;
         explicit op(what k) : kind(k) {}
         what kind = what::send;
@@ -68,6 +68,9 @@ public:
         std::unique_ptr<incoming_target> target;
         std::uint64_t sequence = 0;  // raw only
         std::string raw;             // raw only: sent instead of envelope + payload
+        std::vector<char> head;      // service only: the service's prefix and head
+        std::vector<segment> data;   // service only
+        std::function<void(bool)> service_done;
     };
 
     void push(op&& o);
@@ -139,6 +142,8 @@ private:
     bool progress_receives();
     bool test_sends();
     bool test_receives();
+    bool progress_services();
+    void notify_services(const std::vector<int>& replaced, const std::vector<int>& lost);
     void finish_send(active_send& s, int rc);
     void complete(channel& ch, active_recv& r);
     void fail_front(channel& ch, std::exception_ptr error);
@@ -183,6 +188,7 @@ private:
     int process_ = 0;  // rank in MPI_COMM_WORLD
     int world_size_ = 1;
     int control_tag_ = 0;
+    int service_tag_ = 0;  // one below the control tag
     std::optional<recovery::detail::membership> members_;
     std::vector<int> comm_rank_of_process_;  // -1: not in comm_
     bool logging_ = false;                   // spares exist, so sends are kept for re-sending
@@ -201,6 +207,15 @@ private:
     bool self_done_ = false;
     std::vector<recovery_record> recoveries_;
     bool recovery_kill_checked_ = false;  // a kill order "during recovery" applies once
+
+    // Services: registered from any thread, called on the engine thread.
+    mutable std::mutex services_mutex_;
+    std::map<int, service*> services_;
+    int next_service_ = 1;
+    std::map<int, std::vector<std::pair<int, std::vector<char>>>> early_services_;
+    std::atomic<bool> has_services_{false};
+    std::atomic<int> service_busy_{0};
+    std::vector<int> lost_shared_;  // a copy of lost_ for other threads, under services_mutex_
 
     std::atomic<std::uint64_t> sent_{0}, received_{0}, bytes_sent_{0}, bytes_received_{0}, duplicates_{0},
         malformed_{0}, resent_{0}, resent_bytes_{0};

@@ -127,6 +127,9 @@ void engine::impl::recover() {
         break;
     }
     if (self_done_) announce_done();  // what was in flight died with the old communicator
+    std::vector<int> replaced;
+    for (auto [logical, process] : r.replacements) replaced.push_back(logical);
+    notify_services(replaced, r.lost);
     r.resumed_us = wall_clock_us();
     recoveries_.push_back(std::move(r));
 #endif

@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <vector>
 
 namespace rampart::comm::detail {
 
@@ -24,6 +26,34 @@ struct engine_counters {
     std::uint64_t messages_resent = 0;  ///< sent again after a crash, from the send log
     std::uint64_t bytes_resent = 0;
     double cpu_seconds = 0;  ///< CPU time of the engine thread: the cost of communication
+};
+
+/// A protocol of the runtime's own on top of MPI (the replicated store):
+/// byte messages between logical ranks on a tag of their own, outside the
+/// numbered, logged channels of isend/irecv. Its calls come on the engine
+/// thread and must not block.
+class service {
+public:
+    virtual ~service() = default;
+    /// A message from logical rank `source`; its bytes start at `offset`.
+    virtual void on_message(int source, std::vector<char>&& bytes, std::size_t offset) = 0;
+    /// A recovery ended. `replaced` logical ranks run on a new process now
+    /// (what they held is gone); `lost` logical ranks have no process any
+    /// more. Messages in flight during the recovery may be lost: send again
+    /// what still lacks an answer.
+    virtual void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) = 0;
+    /// Its number (engine::add_service sets it before the first call).
+    int number() const noexcept { return number_; }
+
+private:
+    int number_ = 0;
+    friend class engine;
+};
+
+/// Memory a service message covers without copying it.
+struct segment {
+    const void* data = nullptr;
+    std::size_t bytes = 0;
 };
 
 class engine {
@@ -56,6 +86,22 @@ public:
                   promise<void> done);
 
     engine_counters counters() const;
+
+    /// Registers a service and returns its number (from any thread); it gets
+    /// calls until remove_service(number) returns.
+    int add_service(service* s);
+    void remove_service(int number);
+    /// Sends `head` followed by the bytes of `data` to logical rank `dest`
+    /// for service `number` (a service on `dest` with the same number gets
+    /// it). The memory of `data` must stay valid until `done` is called, on
+    /// the engine thread, with false if the send failed.
+    void service_send(int number, int dest, std::vector<char> head, std::vector<segment> data,
+                      std::function<void(bool)> done);
+    /// While some service operation runs (count above 0), the engine polls
+    /// without pausing, so that service messages are answered at once.
+    void service_busy(int delta);
+    /// Logical ranks dead with no spare to replace them, sorted.
+    std::vector<int> lost_ranks() const;
 
     /// Records the program's iteration; kills this rank if RAMPART_KILL
     /// orders it for this iteration.

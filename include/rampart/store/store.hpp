@@ -1,0 +1,134 @@
+#pragma once
+// The replicated in-memory store (rampart::store), after the restore paper:
+// data cut into blocks with global ids, r copies spread over the ranks, so
+// that what a failed rank held is loaded again in milliseconds from the
+// survivors. Shrinking recovery: the survivors load the dead rank's blocks
+// among themselves.
+//
+//     rampart::store::store s(sizeof(double) * 8);          // blocks of 8 doubles
+//     s.submit(first_id, std::as_bytes(std::span(my_data)), total_blocks);
+//     ...                                                    // a rank dies
+//     std::vector<char> back = s.load({{dead_first, dead_count}});
+
+#include <rampart/resilience/errors.hpp>
+#include <rampart/store/placement.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace rampart::store {
+
+/// Blocks [first, first + count).
+struct id_range {
+    std::uint64_t first = 0;
+    std::uint64_t count = 0;
+};
+
+/// Blocks [first_id, first_id + bytes.size() / block_bytes) as contiguous bytes.
+struct block_run {
+    std::uint64_t first_id = 0;
+    std::span<const std::byte> bytes;
+};
+
+struct options {
+    int replicas = 0;                         ///< copies of each block; 0 means min(4, ranks)
+    std::size_t permutation_range_bytes = 0;  ///< bytes per permutation range; 0: no permutation
+    std::uint64_t seed = 0;                   ///< of the permutation and of the choice of copies
+};
+
+/// A store operation could not do what was asked: blocks whose copies are
+/// all lost (listed in lost()), or submissions that do not fit together.
+class store_error : public rampart::error {
+public:
+    store_error(const std::string& what, std::vector<id_range> lost = {})
+        : rampart::error(what), lost_(std::move(lost)) {}
+    /// The blocks that no surviving rank holds, merged into ranges.
+    const std::vector<id_range>& lost() const noexcept { return lost_; }
+
+private:
+    std::vector<id_range> lost_;
+};
+
+/// What a store holds and did, for reports and tests.
+struct store_counters {
+    std::uint64_t bytes_held = 0;        ///< block bytes in this rank's memory, all versions
+    std::uint64_t blocks_served = 0;     ///< to other ranks' loads
+    std::uint64_t requests_rerouted = 0; ///< sent again to another copy after a failure
+};
+
+/// A replicated store over all logical ranks of the runtime. submit and load
+/// are collective: every logical rank calls them in the same order (a rank
+/// with nothing to give or ask passes nothing). The calling thread waits;
+/// the runtime's communication thread serves the other ranks meanwhile.
+class store {
+public:
+    /// Blocks of `block_bytes` bytes each. Throws rampart::invalid_argument
+    /// for a block size of 0, more copies than ranks, or a permutation range
+    /// that is not a whole number of blocks.
+    explicit store(std::size_t block_bytes, options opts = {});
+    ~store();
+    store(const store&) = delete;
+    store& operator=(const store&) = delete;
+
+    /// Stores this rank's blocks as a new version of `total_blocks` blocks
+    /// (ids 0..total_blocks-1, each submitted by exactly one rank) and
+    /// returns its number (1, 2, ...). The previous version is dropped only
+    /// once the new one is complete everywhere.
+    ///
+    ///     std::vector<double> mine(...);   // blocks [first, first + n)
+    ///     s.submit({{first, std::as_bytes(std::span(mine))}}, total);
+    std::uint64_t submit(std::span<const block_run> runs, std::uint64_t total_blocks);
+    std::uint64_t submit(std::uint64_t first_id, std::span<const std::byte> bytes, std::uint64_t total_blocks) {
+        block_run run{first_id, bytes};
+        return submit(std::span<const block_run>(&run, 1), total_blocks);
+    }
+    /// Blocks [first_id, first_id + count) written by `serialize(id, out)`
+    /// into a block of block_bytes() bytes each.
+    std::uint64_t submit(std::uint64_t first_id, std::uint64_t count,
+                         const std::function<void(std::uint64_t, std::span<std::byte>)>& serialize,
+                         std::uint64_t total_blocks);
+
+    /// Loads the blocks of `ranges` from surviving copies and returns their
+    /// bytes in the order asked. Throws store_error naming the lost blocks
+    /// when no copy of some block survives (nothing is returned then), and
+    /// rampart::invalid_argument for ids outside the version or ranges that
+    /// overlap. Serves the other ranks' requests meanwhile.
+    std::vector<char> load(std::span<const id_range> ranges);
+    std::vector<char> load(std::initializer_list<id_range> ranges) {
+        return load(std::span<const id_range>(ranges.begin(), ranges.size()));
+    }
+    /// The same into values of a trivially copyable type.
+    template <class T>
+    std::vector<T> load_as(std::span<const id_range> ranges) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        std::vector<char> bytes = load(ranges);
+        if (bytes.size() % sizeof(T) != 0)
+            throw rampart::invalid_argument("rampart::store::load_as: " + std::to_string(bytes.size()) +
+                                            " bytes are not a whole number of values");
+        std::vector<T> out(bytes.size() / sizeof(T));
+        if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+        return out;
+    }
+
+    /// The newest complete version (0 before the first submit).
+    std::uint64_t version() const;
+    /// Blocks in the newest complete version.
+    std::uint64_t blocks() const;
+    std::size_t block_bytes() const noexcept;
+    int replicas() const noexcept;
+    store_counters counters() const;
+
+    class impl;
+
+private:
+    std::shared_ptr<impl> impl_;
+};
+
+}  // namespace rampart::store

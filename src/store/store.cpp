@@ -1,0 +1,619 @@
+// The replicated store (DESIGN.md "Replicated in-memory store"; the restore
+// paper IV-A, IV-B). Requests and copies travel as service messages of the
+// communication engine: the engine thread answers other ranks' requests from
+// this rank's holdings while the user's thread waits in submit or load, and
+// tells the store about failures so that it asks other copies.
+
+#include <rampart/comm/detail/engine.hpp>
+#include <rampart/store/store.hpp>
+
+#include "wire.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <random>
+
+namespace rampart::store {
+
+using comm::detail::engine;
+using comm::detail::segment;
+using detail::head;
+using detail::kind;
+
+namespace {
+std::string ids_text(const std::vector<id_range>& rs) {
+    std::string s;
+    for (std::size_t i = 0; i < rs.size() && i < 8; ++i)
+        s += (i ? ", " : "") + ("[" + std::to_string(rs[i].first) + ", " + std::to_string(rs[i].first + rs[i].count) + ")");
+    if (rs.size() > 8) s += ", ... (" + std::to_string(rs.size()) + " ranges)";
+    return s;
+}
+
+std::vector<id_range> merged(std::vector<id_range> rs) {
+    std::sort(rs.begin(), rs.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::vector<id_range> out;
+    for (auto& r : rs) {
+        if (!out.empty() && out.back().first + out.back().count == r.first)
+            out.back().count += r.count;
+        else
+            out.push_back(r);
+    }
+    return out;
+}
+}  // namespace
+
+class store::impl final : public comm::detail::service, public std::enable_shared_from_this<impl> {
+public:
+    impl(std::size_t block_bytes, options o) : eng_(engine::get()), block_bytes_(block_bytes), opts_(o) {
+        me_ = eng_.rank();
+        p_ = eng_.size();
+        r_ = o.replicas == 0 ? std::min(4, p_) : o.replicas;
+        if (block_bytes == 0) throw rampart::invalid_argument("rampart::store: a block size of 0 bytes");
+        if (r_ < 1 || r_ > p_)
+            throw rampart::invalid_argument("rampart::store: " + std::to_string(o.replicas) + " copies on " +
+                                            std::to_string(p_) + " ranks (need 1 <= r <= ranks)");
+        if (o.permutation_range_bytes % block_bytes != 0)
+            throw rampart::invalid_argument("rampart::store: permutation ranges of " +
+                                            std::to_string(o.permutation_range_bytes) +
+                                            " bytes are not a whole number of " + std::to_string(block_bytes) +
+                                            "-byte blocks");
+        range_blocks_ = o.permutation_range_bytes / block_bytes;
+        rng_.seed(o.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(me_));
+        lost_.assign(static_cast<std::size_t>(p_), 0);
+        holds_from_.assign(static_cast<std::size_t>(p_), 0);
+        for (int l : eng_.lost_ranks()) lost_[static_cast<std::size_t>(l)] = 1;
+    }
+
+    void start() { eng_.add_service(this); }
+    void stop() { eng_.remove_service(number()); }
+
+    std::uint64_t submit(std::span<const block_run> runs, std::uint64_t total);
+    std::vector<char> load(std::span<const id_range> ranges);
+
+    void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override;
+    void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) override;
+
+    std::uint64_t version() const {
+        std::lock_guard l(m_);
+        return committed_;
+    }
+    std::uint64_t blocks() const {
+        std::lock_guard l(m_);
+        auto it = placements_.find(committed_);
+        return it == placements_.end() ? 0 : it->second.blocks();
+    }
+    store_counters counters() const {
+        std::lock_guard l(m_);
+        store_counters c = counters_;
+        for (auto& [v, pieces] : held_)
+            for (auto& [first, pc] : pieces) c.bytes_held += pc.count * block_bytes_;
+        return c;
+    }
+
+    engine& eng_;
+    std::size_t block_bytes_;
+    options opts_;
+    int me_ = 0, p_ = 1, r_ = 1;
+    std::uint64_t range_blocks_ = 0;
+
+private:
+    struct piece {
+        std::uint64_t count = 0;
+        std::shared_ptr<const std::vector<char>> buf;
+        std::size_t offset = 0;
+    };
+    // A part of the caller's load: blocks, where they go in the output, and
+    // which holders were asked for them already.
+    struct wanted {
+        id_range ids;
+        std::size_t out = 0;
+        std::vector<char> tried;
+    };
+    struct request {  // a put or get of this rank that waits for its answer
+        int dest = 0;
+        kind what = kind::put;
+        std::vector<char> head;
+        std::vector<segment> data;
+        std::vector<wanted> parts;  // get only
+        std::shared_ptr<const std::vector<char>> keep;
+    };
+
+    bool usable(int q, std::uint64_t version) const {
+        return !lost_[static_cast<std::size_t>(q)] && holds_from_[static_cast<std::size_t>(q)] <= version;
+    }
+    bool excused(int q) const { return lost_[static_cast<std::size_t>(q)] || absent_[static_cast<std::size_t>(q)]; }
+    void send(std::uint64_t id);
+    void send_done();
+    void route(std::vector<wanted> parts);
+    bool copy_local(const wanted& w);
+    std::optional<std::vector<segment>> find(std::uint64_t version, const std::vector<id_range>& ranges,
+                                             std::vector<std::shared_ptr<const std::vector<char>>>& keep) const;
+    bool everyone_done() const;
+    void end_op();
+
+    mutable std::mutex m_;
+    std::condition_variable cv_;
+    std::vector<char> lost_;            // per logical rank: dead for good
+    std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it can hold (memory lost before)
+    std::vector<char> absent_;          // per logical rank: lost or replaced during the current operation
+    std::map<std::uint64_t, std::map<std::uint64_t, piece>> held_;  // version -> first id -> piece
+    std::map<std::uint64_t, placement> placements_;
+    std::uint64_t committed_ = 0;
+    std::uint64_t op_ = 0;        // the current (or last) collective operation
+    std::uint64_t op_version_ = 0;  // the version it submits or loads
+    std::map<std::uint64_t, std::vector<char>> done_from_;  // op -> per rank
+    std::map<std::uint64_t, std::uint64_t> done_blocks_;    // submit op -> blocks submitted by all
+    std::map<std::uint64_t, std::vector<std::uint64_t>> done_totals_;  // submit op -> totals declared
+    bool done_sent_ = false;
+    std::uint64_t my_blocks_ = 0, my_total_ = 0;
+    std::map<std::uint64_t, request> outstanding_;
+    std::uint64_t next_request_ = 1;
+    int sends_in_flight_ = 0;
+    std::vector<char>* out_ = nullptr;
+    std::vector<id_range> lost_ids_;
+    std::mt19937_64 rng_;
+    store_counters counters_;
+    std::uint64_t malformed_ = 0;
+};
+
+// --- sending -------------------------------------------------------------
+
+void store::impl::send(std::uint64_t id) {
+    request& rq = outstanding_.at(id);
+    ++sends_in_flight_;
+    std::weak_ptr<impl> self = weak_from_this();
+    auto keep = rq.keep;
+    eng_.service_send(number(), rq.dest, rq.head, rq.data, [self, keep](bool) {
+        if (auto s = self.lock()) {
+            std::lock_guard l(s->m_);
+            --s->sends_in_flight_;
+            s->cv_.notify_all();
+        }
+    });
+}
+
+void store::impl::send_done() {
+    done_sent_ = true;
+    head h;
+    h.what = kind::done;
+    h.op = op_;
+    h.request = my_total_;
+    h.total = my_blocks_;
+    const std::vector<char> bytes = detail::encode(h);
+    done_from_[op_].resize(static_cast<std::size_t>(p_), 0);
+    done_from_[op_][static_cast<std::size_t>(me_)] = 1;
+    for (int q = 0; q < p_; ++q)
+        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {});
+}
+
+bool store::impl::everyone_done() const {
+    auto it = done_from_.find(op_);
+    for (int q = 0; q < p_; ++q)
+        if (!excused(q) && (it == done_from_.end() || it->second.size() <= static_cast<std::size_t>(q) ||
+                            !it->second[static_cast<std::size_t>(q)]))
+            return false;
+    return true;
+}
+
+// --- load ----------------------------------------------------------------
+
+std::optional<std::vector<segment>> store::impl::find(
+    std::uint64_t version, const std::vector<id_range>& ranges,
+    std::vector<std::shared_ptr<const std::vector<char>>>& keep) const {
+    auto v = held_.find(version);
+    if (v == held_.end()) return std::nullopt;
+    std::vector<segment> out;
+    for (const id_range& r : ranges) {
+        for (std::uint64_t id = r.first, end = r.first + r.count; id < end;) {
+            auto it = v->second.upper_bound(id);
+            if (it == v->second.begin()) return std::nullopt;
+            --it;
+            const piece& pc = it->second;
+            if (id >= it->first + pc.count) return std::nullopt;
+            const std::uint64_t stop = std::min(end, it->first + pc.count);
+            out.push_back({pc.buf->data() + pc.offset + (id - it->first) * block_bytes_, (stop - id) * block_bytes_});
+            keep.push_back(pc.buf);
+            id = stop;
+        }
+    }
+    return out;
+}
+
+bool store::impl::copy_local(const wanted& w) {
+    std::vector<std::shared_ptr<const std::vector<char>>> keep;
+    auto segs = find(op_version_, {w.ids}, keep);
+    if (!segs) return false;
+    std::size_t at = w.out;
+    for (const segment& s : *segs) {
+        std::memcpy(out_->data() + at, s.data, s.bytes);
+        at += s.bytes;
+    }
+    return true;
+}
+
+// Each part goes to a random surviving holder not tried yet; consecutive
+// parts whose holders include the one chosen last go to it too, so that a
+// holder gets one request for a run of blocks (the paper's IV-A).
+void store::impl::route(std::vector<wanted> parts) {
+    const placement& where = placements_.at(op_version_);
+    std::map<int, std::uint64_t> open;  // holder -> its request being built
+    int last = -1;
+    for (wanted& w : parts) {
+        for (const placement_unit& u : where.units(w.ids.first, w.ids.count)) {
+            wanted piece_part{{u.first_id, u.count}, w.out + (u.first_id - w.ids.first) * block_bytes_, w.tried};
+            std::vector<int> candidates;
+            for (int k = 0; k < r_; ++k) {
+                const int h = where.holder_of_copy(u.first_holder, k);
+                if (usable(h, op_version_) && !piece_part.tried[static_cast<std::size_t>(h)]) candidates.push_back(h);
+            }
+            if (candidates.empty()) {
+                lost_ids_.push_back(piece_part.ids);
+                continue;
+            }
+            int h = std::find(candidates.begin(), candidates.end(), last) != candidates.end()
+                        ? last
+                        : candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
+            last = h;
+            if (h == me_) {
+                if (copy_local(piece_part)) continue;
+                piece_part.tried[static_cast<std::size_t>(me_)] = 1;
+                route({piece_part});
+                continue;
+            }
+            auto [it, fresh] = open.try_emplace(h, 0);
+            if (fresh) {
+                it->second = next_request_++;
+                request& rq = outstanding_[it->second];
+                rq.dest = h;
+                rq.what = kind::get;
+            }
+            outstanding_[it->second].parts.push_back(std::move(piece_part));
+        }
+    }
+    for (auto& [h, id] : open) {
+        request& rq = outstanding_[id];
+        head hd;
+        hd.what = kind::get;
+        hd.op = op_;
+        hd.request = id;
+        hd.version = op_version_;
+        std::vector<id_range> ranges;
+        for (auto& w : rq.parts) ranges.push_back(w.ids);
+        rq.head = detail::encode(hd, ranges);
+        send(id);
+    }
+}
+
+std::vector<char> store::impl::load(std::span<const id_range> ranges) {
+    std::unique_lock l(m_);
+    std::string invalid;
+    const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
+    std::vector<id_range> sorted(ranges.begin(), ranges.end());
+    std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < sorted.size() && invalid.empty(); ++i) {
+        const id_range& r = sorted[i];
+        if (r.count == 0 || r.first >= n || r.count > n - r.first)
+            invalid = "blocks [" + std::to_string(r.first) + ", " + std::to_string(r.first + r.count) +
+                      ") are not inside the stored blocks [0, " + std::to_string(n) + ")" +
+                      (committed_ == 0 ? " (nothing was submitted)" : "");
+        else if (i > 0 && sorted[i - 1].first + sorted[i - 1].count > r.first)
+            invalid = "ranges [" + std::to_string(sorted[i - 1].first) + ", " +
+                      std::to_string(sorted[i - 1].first + sorted[i - 1].count) + ") and [" + std::to_string(r.first) +
+                      ", " + std::to_string(r.first + r.count) + ") overlap";
+    }
+    ++op_;
+    op_version_ = committed_;
+    absent_.assign(static_cast<std::size_t>(p_), 0);
+    done_sent_ = false;
+    my_blocks_ = my_total_ = 0;
+    lost_ids_.clear();
+    eng_.service_busy(1);
+    std::vector<char> out;
+    out_ = &out;
+    if (invalid.empty() && !ranges.empty()) {
+        std::uint64_t bytes = 0;
+        std::vector<wanted> parts;
+        for (const id_range& r : ranges) {
+            parts.push_back({r, bytes, std::vector<char>(static_cast<std::size_t>(p_), 0)});
+            bytes += r.count * block_bytes_;
+        }
+        out.resize(bytes);
+        route(std::move(parts));
+    }
+    cv_.wait(l, [&] { return outstanding_.empty(); });
+    send_done();
+    cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
+    out_ = nullptr;
+    end_op();
+    if (!invalid.empty()) throw rampart::invalid_argument("rampart::store::load: " + invalid);
+    if (!lost_ids_.empty()) {
+        auto lost = merged(lost_ids_);
+        throw store_error("rampart::store::load: every copy of blocks " + ids_text(lost) + " is lost", lost);
+    }
+    return out;
+}
+
+void store::impl::end_op() {
+    done_from_.erase(op_);
+    done_blocks_.erase(op_);
+    done_totals_.erase(op_);
+    eng_.service_busy(-1);
+}
+
+// --- submit --------------------------------------------------------------
+
+std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t total) {
+    std::string invalid;
+    std::vector<id_range> mine;
+    for (const block_run& run : runs) {
+        if (run.bytes.size() % block_bytes_ != 0) {
+            invalid = std::to_string(run.bytes.size()) + " bytes at block " + std::to_string(run.first_id) +
+                      " are not a whole number of " + std::to_string(block_bytes_) + "-byte blocks";
+            break;
+        }
+        if (!run.bytes.empty()) mine.push_back({run.first_id, run.bytes.size() / block_bytes_});
+    }
+    if (invalid.empty() && total == 0) invalid = "a version of 0 blocks";
+    {
+        auto s = mine;
+        std::sort(s.begin(), s.end(), [](auto& a, auto& b) { return a.first < b.first; });
+        for (std::size_t i = 0; i < s.size() && invalid.empty(); ++i) {
+            if (s[i].first >= total || s[i].count > total - s[i].first)
+                invalid = "blocks [" + std::to_string(s[i].first) + ", " + std::to_string(s[i].first + s[i].count) +
+                          ") are not inside [0, " + std::to_string(total) + ")";
+            else if (i > 0 && s[i - 1].first + s[i - 1].count > s[i].first)
+                invalid = "submitted blocks overlap at block " + std::to_string(s[i].first);
+        }
+    }
+    std::unique_lock l(m_);
+    ++op_;
+    const std::uint64_t v = committed_ + 1;
+    op_version_ = v;
+    absent_.assign(static_cast<std::size_t>(p_), 0);
+    done_sent_ = false;
+    my_total_ = total;
+    my_blocks_ = 0;
+    eng_.service_busy(1);
+    if (invalid.empty()) {
+        // Other ranks' copies of this version may have arrived already.
+        placements_.erase(v);
+        const placement& where =
+            placements_.emplace(v, placement(total, p_, r_, range_blocks_, opts_.seed)).first->second;
+        std::map<int, request> per_holder;
+        std::map<int, std::vector<id_range>> ids_of;
+        auto local = std::make_shared<std::vector<char>>();
+        std::vector<id_range> local_ids;
+        for (const block_run& run : runs) {
+            if (run.bytes.empty()) continue;
+            my_blocks_ += run.bytes.size() / block_bytes_;
+            for (const placement_unit& u : where.units(run.first_id, run.bytes.size() / block_bytes_)) {
+                const std::byte* at = run.bytes.data() + (u.first_id - run.first_id) * block_bytes_;
+                for (int k = 0; k < r_; ++k) {
+                    const int h = where.holder_of_copy(u.first_holder, k);
+                    if (!usable(h, v)) continue;  // dead for good: this copy is missing until re-replication
+                    if (h == me_) {
+                        local->insert(local->end(), reinterpret_cast<const char*>(at),
+                                      reinterpret_cast<const char*>(at) + u.count * block_bytes_);
+                        local_ids.push_back({u.first_id, u.count});
+                        continue;
+                    }
+                    request& rq = per_holder[h];
+                    rq.dest = h;
+                    rq.data.push_back({at, u.count * block_bytes_});
+                    ids_of[h].push_back({u.first_id, u.count});
+                }
+            }
+        }
+        std::size_t offset = 0;
+        for (const id_range& r : local_ids) {
+            held_[v][r.first] = piece{r.count, local, offset};
+            offset += r.count * block_bytes_;
+        }
+        for (auto& [h, rq] : per_holder) {
+            head hd;
+            hd.what = kind::put;
+            hd.op = op_;
+            hd.version = v;
+            hd.total = total;
+            hd.request = next_request_++;
+            rq.head = detail::encode(hd, ids_of[h]);
+            const std::uint64_t id = hd.request;
+            outstanding_[id] = std::move(rq);
+            send(id);
+        }
+    }
+    cv_.wait(l, [&] { return outstanding_.empty() && sends_in_flight_ == 0; });
+    send_done();
+    cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
+    // Every rank that took part has all its copies held: the version is
+    // complete unless a rank is missing or the parts do not fit together.
+    std::uint64_t blocks = done_blocks_[op_] + my_blocks_;
+    const auto& totals = done_totals_[op_];
+    std::string problem = invalid;
+    if (problem.empty()) {
+        for (std::uint64_t t : totals)
+            if (t != total)
+                problem = "ranks disagree on the number of blocks (" + std::to_string(t) + " and " +
+                          std::to_string(total) + ")";
+    }
+    if (problem.empty() && blocks != total)
+        problem = "the ranks submitted " + std::to_string(blocks) + " blocks for a version of " +
+                  std::to_string(total) +
+                  (std::any_of(absent_.begin(), absent_.end(), [](char a) { return a; })
+                       ? " (a rank failed during the submit)"
+                       : "");
+    if (problem.empty()) {
+        committed_ = v;
+        held_.erase(held_.begin(), held_.lower_bound(v));
+        placements_.erase(placements_.begin(), placements_.lower_bound(v));
+    } else {
+        held_.erase(v);
+        placements_.erase(v);
+    }
+    end_op();
+    if (!invalid.empty()) throw rampart::invalid_argument("rampart::store::submit: " + invalid);
+    if (!problem.empty())
+        throw store_error("rampart::store::submit: version " + std::to_string(v) + " is abandoned, version " +
+                          std::to_string(committed_) + " stays: " + problem);
+    return v;
+}
+
+// --- the engine thread ---------------------------------------------------
+
+void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t offset) {
+    auto d = detail::decode(bytes, offset);
+    std::lock_guard l(m_);
+    if (!d || source < 0 || source >= p_) {
+        ++malformed_;
+        return;
+    }
+    const head& h = d->h;
+    std::uint64_t blocks = 0;
+    for (auto& r : d->ranges) blocks += r.count;
+    switch (h.what) {
+    case kind::put: {
+        if (d->payload_bytes != blocks * block_bytes_) {
+            ++malformed_;
+            return;
+        }
+        auto buf = std::make_shared<const std::vector<char>>(std::move(bytes));
+        std::size_t at = d->payload_offset;
+        for (const id_range& r : d->ranges) {
+            held_[h.version][r.first] = piece{r.count, buf, at};
+            at += r.count * block_bytes_;
+        }
+        head a;
+        a.what = kind::ack;
+        a.op = h.op;
+        a.request = h.request;
+        eng_.service_send(number(), source, detail::encode(a), {}, [](bool) {});
+        break;
+    }
+    case kind::get: {
+        std::vector<std::shared_ptr<const std::vector<char>>> keep;
+        auto segs = find(h.version, d->ranges, keep);
+        head a;
+        a.what = segs ? kind::data : kind::missing;
+        a.op = h.op;
+        a.request = h.request;
+        if (segs) counters_.blocks_served += blocks;
+        auto hold = std::make_shared<std::vector<std::shared_ptr<const std::vector<char>>>>(std::move(keep));
+        eng_.service_send(number(), source, detail::encode(a), segs ? std::move(*segs) : std::vector<segment>{},
+                          [hold](bool) {});
+        break;
+    }
+    case kind::ack: {
+        auto it = outstanding_.find(h.request);
+        if (it != outstanding_.end() && it->second.what == kind::put && it->second.dest == source) outstanding_.erase(it);
+        break;
+    }
+    case kind::data: {
+        auto it = outstanding_.find(h.request);
+        if (it == outstanding_.end() || it->second.what != kind::get || it->second.dest != source || !out_)
+            return;  // answered already (a request sent again after a failure)
+        std::uint64_t want = 0;
+        for (auto& w : it->second.parts) want += w.ids.count * block_bytes_;
+        if (d->payload_bytes != want) {
+            ++malformed_;
+            return;
+        }
+        std::size_t at = d->payload_offset;
+        for (auto& w : it->second.parts) {
+            std::memcpy(out_->data() + w.out, bytes.data() + at, w.ids.count * block_bytes_);
+            at += w.ids.count * block_bytes_;
+        }
+        outstanding_.erase(it);
+        break;
+    }
+    case kind::missing: {
+        auto it = outstanding_.find(h.request);
+        if (it == outstanding_.end() || it->second.what != kind::get || it->second.dest != source) return;
+        auto parts = std::move(it->second.parts);
+        outstanding_.erase(it);
+        for (auto& w : parts) w.tried[static_cast<std::size_t>(source)] = 1;
+        ++counters_.requests_rerouted;
+        route(std::move(parts));
+        break;
+    }
+    case kind::done: {
+        auto& from = done_from_[h.op];
+        from.resize(static_cast<std::size_t>(p_), 0);
+        if (from[static_cast<std::size_t>(source)]) return;
+        from[static_cast<std::size_t>(source)] = 1;
+        done_blocks_[h.op] += h.total;
+        done_totals_[h.op].push_back(h.request);
+        break;
+    }
+    }
+    cv_.notify_all();
+}
+
+void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) {
+    std::lock_guard l(m_);
+    for (int q : lost) {
+        lost_[static_cast<std::size_t>(q)] = 1;
+        if (!absent_.empty()) absent_[static_cast<std::size_t>(q)] = 1;
+    }
+    for (int q : replaced) {
+        // A new process: it holds nothing of the versions that exist now.
+        holds_from_[static_cast<std::size_t>(q)] = std::max(committed_, op_version_) + 1;
+        if (!absent_.empty()) absent_[static_cast<std::size_t>(q)] = 1;
+    }
+    // Messages in flight died with the old communicator: ask again, other
+    // holders where the one asked is gone.
+    std::vector<wanted> again;
+    std::vector<std::uint64_t> resend;
+    for (auto it = outstanding_.begin(); it != outstanding_.end();) {
+        if (usable(it->second.dest, op_version_)) {
+            resend.push_back(it->first);
+            ++it;
+            continue;
+        }
+        if (it->second.what == kind::get) {
+            for (auto& w : it->second.parts) {
+                w.tried[static_cast<std::size_t>(it->second.dest)] = 1;
+                again.push_back(std::move(w));
+            }
+            ++counters_.requests_rerouted;
+        }
+        it = outstanding_.erase(it);  // a put to a dead holder: that copy is missing
+    }
+    for (std::uint64_t id : resend) send(id);
+    if (!again.empty()) route(std::move(again));
+    if (done_sent_) send_done();
+    cv_.notify_all();
+}
+
+// --- the public face -----------------------------------------------------
+
+store::store(std::size_t block_bytes, options opts) : impl_(std::make_shared<impl>(block_bytes, opts)) {
+    impl_->start();
+}
+
+store::~store() { impl_->stop(); }
+
+std::uint64_t store::submit(std::span<const block_run> runs, std::uint64_t total_blocks) {
+    return impl_->submit(runs, total_blocks);
+}
+
+std::uint64_t store::submit(std::uint64_t first_id, std::uint64_t count,
+                            const std::function<void(std::uint64_t, std::span<std::byte>)>& serialize,
+                            std::uint64_t total_blocks) {
+    std::vector<std::byte> bytes(count * impl_->block_bytes_);
+    for (std::uint64_t i = 0; i < count; ++i)
+        serialize(first_id + i, std::span<std::byte>(bytes.data() + i * impl_->block_bytes_, impl_->block_bytes_));
+    return submit(first_id, bytes, total_blocks);
+}
+
+std::vector<char> store::load(std::span<const id_range> ranges) { return impl_->load(ranges); }
+std::uint64_t store::version() const { return impl_->version(); }
+std::uint64_t store::blocks() const { return impl_->blocks(); }
+std::size_t store::block_bytes() const noexcept { return impl_->block_bytes_; }
+int store::replicas() const noexcept { return impl_->r_; }
+store_counters store::counters() const { return impl_->counters(); }
+
+}  // namespace rampart::store
