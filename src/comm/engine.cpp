@@ -170,60 +170,54 @@ constexpr std::size_t service_prefix = 8;             // magic, service number
 constexpr int services_per_poll = 16;
 }  // namespace
 
-bool engine::impl::progress_services() {
-    bool progress = false;
-    {
-        std::lock_guard lock(services_mutex_);
-        for (auto it = early_services_.begin(); it != early_services_.end();) {
-            auto s = services_.find(it->first);
-            if (s == services_.end()) {
-                ++it;
-                continue;
-            }
-            for (auto& [source, bytes] : it->second) s->second->on_message(source, std::move(bytes), service_prefix);
-            it = early_services_.erase(it);
-            progress = true;
-        }
-    }
-    for (int i = 0; i < services_per_poll; ++i) {
-        int flag = 0;
-        MPI_Message msg;
-        MPI_Status st;
-        int rc = MPI_Improbe(MPI_ANY_SOURCE, service_tag_, comm_, &flag, &msg, &st);
-        if (rc != MPI_SUCCESS) {
-            failure_text(rc);
-            return true;
-        }
-        if (!flag) break;
-        progress = true;
+std::optional<std::vector<char>> engine::impl::receive_any(int tag, int& comm_source) {
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    // With ANY_SOURCE, ULFM reports a failed process that nobody has
+    // acknowledged, and a revoked communicator, on this probe.
+    int rc = MPI_Improbe(MPI_ANY_SOURCE, tag, comm_, &flag, &msg, &st);
+    if (rc == MPI_SUCCESS && !flag) return std::nullopt;
+    std::vector<char> bytes;
+    if (rc == MPI_SUCCESS) {
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        std::vector<char> bytes(static_cast<std::size_t>(count));
+        bytes.resize(static_cast<std::size_t>(count));
         rc = MPI_Mrecv(bytes.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) {
-            failure_text(rc);
-            return true;
-        }
-        int source = -1;
-        for (std::size_t p = 0; p < comm_rank_of_process_.size(); ++p)
-            if (comm_rank_of_process_[p] == st.MPI_SOURCE) source = members_->logical_of(static_cast<int>(p));
+    }
+    if (rc != MPI_SUCCESS) {
+        failure_text(rc);
+        return std::nullopt;
+    }
+    comm_source = st.MPI_SOURCE;
+    return bytes;
+}
+
+bool engine::impl::progress_services() {
+    bool progress = false;
+    for (int i = 0; i < services_per_poll && !failure_seen_; ++i) {
+        int comm_source = -1;
+        auto bytes = receive_any(service_tag_, comm_source);
+        if (!bytes) break;
+        progress = true;
+        const int source = logical_of_comm_rank(comm_source);
         std::uint32_t prefix[2] = {0, 0};
-        if (bytes.size() >= service_prefix) std::memcpy(prefix, bytes.data(), service_prefix);
+        if (bytes->size() >= service_prefix) std::memcpy(prefix, bytes->data(), service_prefix);
         if (source < 0 || prefix[0] != service_magic) {
             ++malformed_;
             continue;
         }
         ++received_;
-        bytes_received_ += bytes.size();
+        bytes_received_ += bytes->size();
         std::lock_guard lock(services_mutex_);
         const int number = static_cast<int>(prefix[1]);
         if (auto it = services_.find(number); it != services_.end())
-            it->second->on_message(source, std::move(bytes), service_prefix);
+            it->second->on_message(source, std::move(*bytes), service_prefix);
         else if (number >= next_service_)  // created there already, not yet here: kept until it is
-            early_services_[number].emplace_back(source, std::move(bytes));
+            early_services_[number].emplace_back(source, std::move(*bytes));
         // else removed here: dropped
     }
-    return progress;
+    return progress || failure_seen_;
 }
 
 void engine::impl::notify_services(const std::vector<int>& replaced, const std::vector<int>& lost) {
@@ -235,6 +229,12 @@ void engine::impl::notify_services(const std::vector<int>& replaced, const std::
 int engine::impl::comm_rank_of_logical(int logical) const {
     const int p = members_->process_of(logical);
     return p < 0 ? -1 : comm_rank_of_process_[static_cast<std::size_t>(p)];
+}
+
+int engine::impl::logical_of_comm_rank(int comm_rank) const {
+    const auto it = std::find(comm_rank_of_process_.begin(), comm_rank_of_process_.end(), comm_rank);
+    return it == comm_rank_of_process_.end() ? -1
+                                             : members_->logical_of(static_cast<int>(it - comm_rank_of_process_.begin()));
 }
 
 // How the engine waits for messages. While operations are pending it polls
@@ -682,7 +682,12 @@ int engine::add_service(service* s) {
     s->number_ = n;
     impl_->services_[n] = s;
     impl_->has_services_ = true;
-    return n;  // the engine thread hands it what came early, once the caller knows its number
+    // What came for it before it existed here, in order of arrival.
+    if (auto it = impl_->early_services_.find(n); it != impl_->early_services_.end()) {
+        for (auto& [source, bytes] : it->second) s->on_message(source, std::move(bytes), service_prefix);
+        impl_->early_services_.erase(it);
+    }
+    return n;
 }
 
 void engine::remove_service(int number) {

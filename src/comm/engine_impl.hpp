@@ -142,6 +142,9 @@ private:
     bool progress_receives();
     bool test_sends();
     bool test_receives();
+    /// The next whole message with `tag` from any process, or nothing (none
+    /// waits, or MPI failed: failure_seen_ is set then).
+    std::optional<std::vector<char>> receive_any(int tag, int& comm_source);
     bool progress_services();
     void notify_services(const std::vector<int>& replaced, const std::vector<int>& lost);
     void finish_send(active_send& s, int rc);
@@ -153,6 +156,7 @@ private:
     op take_front(channel& ch, const envelope& e, std::size_t payload_bytes);
     static void fail_mismatch(op& o, const envelope& e, std::size_t payload_bytes);
     int comm_rank_of_logical(int logical) const;
+    int logical_of_comm_rank(int comm_rank) const;  // -1: a spare, or not in comm_
     std::string failure_text(int rc);
     void kill_self();
 

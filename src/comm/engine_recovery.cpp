@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <unistd.h>
 
@@ -29,36 +30,22 @@ constexpr auto drain_limit = std::chrono::seconds(10);
 
 bool engine::impl::watch() {
     bool progress = false;
-    for (;;) {
-        int flag = 0;
-        MPI_Message msg;
-        MPI_Status st;
-        // With ANY_SOURCE, ULFM reports a failed process that nobody has
-        // acknowledged, and a revoked communicator, on this probe.
-        int rc = MPI_Improbe(MPI_ANY_SOURCE, control_tag_, comm_, &flag, &msg, &st);
-        if (rc != MPI_SUCCESS) {
-            failure_text(rc);
-            return true;
-        }
-        if (!flag) break;
+    int comm_source = -1;
+    while (auto bytes = receive_any(control_tag_, comm_source)) {
         progress = true;
-        int count = 0;
-        MPI_Get_count(&st, MPI_BYTE, &count);
         envelope e;
-        const bool sized = static_cast<std::size_t>(count) == sizeof e;
-        std::vector<char> other(sized ? 0 : static_cast<std::size_t>(count));  // received and dropped
-        rc = MPI_Mrecv(sized ? static_cast<void*>(&e) : other.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) {
-            failure_text(rc);
-            return true;
+        if (bytes->size() != sizeof e) {
+            ++malformed_;
+            continue;
         }
-        if (!sized || e.magic != envelope::magic_value || e.kind != control_kind || e.source < 0 ||
-            e.source >= owner_.size_) {
+        std::memcpy(&e, bytes->data(), sizeof e);
+        if (e.magic != envelope::magic_value || e.kind != control_kind || e.source < 0 || e.source >= owner_.size_) {
             ++malformed_;
             continue;
         }
         if (e.sequence == control_done) done_from_[static_cast<std::size_t>(e.source)] = 1;
     }
+    if (failure_seen_) return true;
 #if RAMPART_HAVE_ULFM
     MPI_Group failed;
     if (MPIX_Comm_get_failed(comm_, &failed) == MPI_SUCCESS) {

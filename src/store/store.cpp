@@ -13,7 +13,6 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <random>
 
@@ -31,6 +30,22 @@ std::string ids_text(const std::vector<id_range>& rs) {
         s += (i ? ", " : "") + ("[" + std::to_string(rs[i].first) + ", " + std::to_string(rs[i].first + rs[i].count) + ")");
     if (rs.size() > 8) s += ", ... (" + std::to_string(rs.size()) + " ranges)";
     return s;
+}
+
+// "" when the ranges are non-empty, inside [0, n) and disjoint; else why not.
+std::string check_ranges(std::vector<id_range> rs, std::uint64_t n) {
+    std::sort(rs.begin(), rs.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    const auto text = [](const id_range& r) {
+        return "[" + std::to_string(r.first) + ", " + std::to_string(r.first + r.count) + ")";
+    };
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        if (rs[i].count == 0) return "an empty range at block " + std::to_string(rs[i].first);
+        if (rs[i].first >= n || rs[i].count > n - rs[i].first)
+            return "blocks " + text(rs[i]) + " are not inside [0, " + std::to_string(n) + ")";
+        if (i > 0 && rs[i - 1].first + rs[i - 1].count > rs[i].first)
+            return "ranges " + text(rs[i - 1]) + " and " + text(rs[i]) + " overlap";
+    }
+    return "";
 }
 
 std::vector<id_range> merged(std::vector<id_range> rs) {
@@ -119,7 +134,6 @@ private:
         std::vector<char> head;
         std::vector<segment> data;
         std::vector<wanted> parts;  // get only
-        std::shared_ptr<const std::vector<char>> keep;
     };
 
     bool usable(int q, std::uint64_t version) const {
@@ -133,6 +147,7 @@ private:
     std::optional<std::vector<segment>> find(std::uint64_t version, const std::vector<id_range>& ranges,
                                              std::vector<std::shared_ptr<const std::vector<char>>>& keep) const;
     bool everyone_done() const;
+    void begin_op(std::uint64_t version);  // a collective operation on `version` starts here
     void end_op();
 
     mutable std::mutex m_;
@@ -157,7 +172,6 @@ private:
     std::vector<id_range> lost_ids_;
     std::mt19937_64 rng_;
     store_counters counters_;
-    std::uint64_t malformed_ = 0;
 };
 
 // --- sending -------------------------------------------------------------
@@ -166,8 +180,7 @@ void store::impl::send(std::uint64_t id) {
     request& rq = outstanding_.at(id);
     ++sends_in_flight_;
     std::weak_ptr<impl> self = weak_from_this();
-    auto keep = rq.keep;
-    eng_.service_send(number(), rq.dest, rq.head, rq.data, [self, keep](bool) {
+    eng_.service_send(number(), rq.dest, rq.head, rq.data, [self](bool) {
         if (auto s = self.lock()) {
             std::lock_guard l(s->m_);
             --s->sends_in_flight_;
@@ -290,28 +303,10 @@ void store::impl::route(std::vector<wanted> parts) {
 
 std::vector<char> store::impl::load(std::span<const id_range> ranges) {
     std::unique_lock l(m_);
-    std::string invalid;
     const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
-    std::vector<id_range> sorted(ranges.begin(), ranges.end());
-    std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    for (std::size_t i = 0; i < sorted.size() && invalid.empty(); ++i) {
-        const id_range& r = sorted[i];
-        if (r.count == 0 || r.first >= n || r.count > n - r.first)
-            invalid = "blocks [" + std::to_string(r.first) + ", " + std::to_string(r.first + r.count) +
-                      ") are not inside the stored blocks [0, " + std::to_string(n) + ")" +
-                      (committed_ == 0 ? " (nothing was submitted)" : "");
-        else if (i > 0 && sorted[i - 1].first + sorted[i - 1].count > r.first)
-            invalid = "ranges [" + std::to_string(sorted[i - 1].first) + ", " +
-                      std::to_string(sorted[i - 1].first + sorted[i - 1].count) + ") and [" + std::to_string(r.first) +
-                      ", " + std::to_string(r.first + r.count) + ") overlap";
-    }
-    ++op_;
-    op_version_ = committed_;
-    absent_.assign(static_cast<std::size_t>(p_), 0);
-    done_sent_ = false;
-    my_blocks_ = my_total_ = 0;
-    lost_ids_.clear();
-    eng_.service_busy(1);
+    std::string invalid = check_ranges({ranges.begin(), ranges.end()}, n);
+    if (!invalid.empty() && committed_ == 0) invalid += " (nothing was submitted)";
+    begin_op(committed_);
     std::vector<char> out;
     out_ = &out;
     if (invalid.empty() && !ranges.empty()) {
@@ -337,6 +332,16 @@ std::vector<char> store::impl::load(std::span<const id_range> ranges) {
     return out;
 }
 
+void store::impl::begin_op(std::uint64_t version) {
+    ++op_;
+    op_version_ = version;
+    absent_.assign(static_cast<std::size_t>(p_), 0);
+    done_sent_ = false;
+    my_blocks_ = my_total_ = 0;
+    lost_ids_.clear();
+    eng_.service_busy(1);
+}
+
 void store::impl::end_op() {
     done_from_.erase(op_);
     done_blocks_.erase(op_);
@@ -358,28 +363,14 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
         if (!run.bytes.empty()) mine.push_back({run.first_id, run.bytes.size() / block_bytes_});
     }
     if (invalid.empty() && total == 0) invalid = "a version of 0 blocks";
-    {
-        auto s = mine;
-        std::sort(s.begin(), s.end(), [](auto& a, auto& b) { return a.first < b.first; });
-        for (std::size_t i = 0; i < s.size() && invalid.empty(); ++i) {
-            if (s[i].first >= total || s[i].count > total - s[i].first)
-                invalid = "blocks [" + std::to_string(s[i].first) + ", " + std::to_string(s[i].first + s[i].count) +
-                          ") are not inside [0, " + std::to_string(total) + ")";
-            else if (i > 0 && s[i - 1].first + s[i - 1].count > s[i].first)
-                invalid = "submitted blocks overlap at block " + std::to_string(s[i].first);
-        }
-    }
+    if (invalid.empty()) invalid = check_ranges(mine, total);
     std::unique_lock l(m_);
-    ++op_;
     const std::uint64_t v = committed_ + 1;
-    op_version_ = v;
-    absent_.assign(static_cast<std::size_t>(p_), 0);
-    done_sent_ = false;
+    begin_op(v);
     my_total_ = total;
-    my_blocks_ = 0;
-    eng_.service_busy(1);
     if (invalid.empty()) {
-        // Other ranks' copies of this version may have arrived already.
+        // Replaces the placement of an abandoned attempt at this version;
+        // held_[v] stays, as copies from faster ranks may be in it already.
         placements_.erase(v);
         const placement& where =
             placements_.emplace(v, placement(total, p_, r_, range_blocks_, opts_.seed)).first->second;
@@ -468,7 +459,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
     auto d = detail::decode(bytes, offset);
     std::lock_guard l(m_);
     if (!d || source < 0 || source >= p_) {
-        ++malformed_;
+        ++counters_.malformed;
         return;
     }
     const head& h = d->h;
@@ -477,7 +468,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
     switch (h.what) {
     case kind::put: {
         if (d->payload_bytes != blocks * block_bytes_) {
-            ++malformed_;
+            ++counters_.malformed;
             return;
         }
         auto buf = std::make_shared<const std::vector<char>>(std::move(bytes));
@@ -518,7 +509,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         std::uint64_t want = 0;
         for (auto& w : it->second.parts) want += w.ids.count * block_bytes_;
         if (d->payload_bytes != want) {
-            ++malformed_;
+            ++counters_.malformed;
             return;
         }
         std::size_t at = d->payload_offset;

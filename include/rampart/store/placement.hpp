@@ -76,7 +76,6 @@ public:
     std::vector<placement_unit> units(std::uint64_t first, std::uint64_t count) const;
 
 private:
-    std::uint64_t position(std::uint64_t id) const;  // the id's place in the permuted order
     std::uint64_t n_;
     int p_, r_;
     std::uint64_t range_blocks_;
