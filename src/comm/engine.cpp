@@ -149,6 +149,10 @@ engine_counters engine::impl::counters() const {
     c.malformed = malformed_.load();
     c.messages_resent = resent_.load();
     c.bytes_resent = resent_bytes_.load();
+    c.send_log_messages = log_messages_.load();
+    c.send_log_bytes = log_bytes_.load();
+    c.send_log_trimmed = log_trimmed_.load();
+    c.channels_lost = channels_lost_.load();
     clockid_t clock;
     timespec ts{};
     if (thread_.joinable() && pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(), &clock) == 0 &&
@@ -306,7 +310,7 @@ void engine::impl::loop() {
 
 std::size_t engine::impl::pending_receives() const {
     std::size_t n = 0;
-    for (auto& [k, c] : channels_) n += c.waiting.size() + (c.duplicates_due > 0 ? 1 : 0);
+    for (auto& [k, c] : channels_) n += c.waiting.size() + (c.duplicates_due() > 0 ? 1 : 0);
     return n;
 }
 
@@ -327,13 +331,15 @@ void engine::impl::fail_all_waiting(const std::string& why) {
 }
 
 void engine::impl::accept(op&& o) {
+    if (o.kind == op::what::call) return o.call();
     const auto lost_text = [this] {
         return "failed ranks: " + recovery::detail::join_ranks(lost_) + " (no spare rank replaced them)";
     };
     if (o.kind == op::what::recv) {
-        if (!lost_.empty()) {
-            // A rank is gone for good, so the computation cannot finish; a
-            // receive could wait for a message its dead peer would have caused.
+        if (lost_.size() > acknowledged_.load() || members_->process_of(o.peer) < 0) {
+            // A rank is gone for good, so unless the program has said it
+            // carries on without it (acknowledge_losses), a receive could
+            // wait for a message its dead peer would have caused.
             o.target->fail(std::make_exception_ptr(comm_error("rampart: irecv from rank " + std::to_string(o.peer) +
                                                               " failed: " + lost_text())));
             return;
@@ -363,7 +369,10 @@ void engine::impl::accept(op&& o) {
     s.env.tag = s.o.tag;
     s.env.payload_bytes = s.o.payload.bytes;
     s.env.sequence = s.o.kind == op::what::raw ? s.o.sequence : next_send_sequence_[{s.o.peer, s.o.tag}]++;
-    if (logging_ && s.o.kind == op::what::send) log_.record(s.env, s.o.payload);
+    if (logging_ && s.o.kind == op::what::send) {
+        log_.record(s.env, s.o.payload);
+        update_log_counters();
+    }
     start_send(std::move(s));
 }
 
@@ -431,7 +440,12 @@ bool engine::impl::progress_receives() {
     for (auto& [key, ch] : channels_) {
         if (ch.busy) continue;
         deliver_early(ch);  // messages that came first go first
-        if (ch.early || (ch.waiting.empty() && ch.duplicates_due == 0)) continue;
+        if (!ch.waiting.empty() && ch.lost()) {
+            fail_lost(key, ch);
+            progress = true;
+            continue;
+        }
+        if (ch.early || (ch.waiting.empty() && ch.duplicates_due() == 0)) continue;
         const int source = comm_rank_of_logical(key.first);
         if (source < 0) continue;  // failed at recovery already
         int flag = 0;
@@ -534,16 +548,24 @@ void engine::impl::complete(channel& ch, active_recv& r) {
     if (e.payload_bytes != r.payload_bytes)
         return malformed("envelope announces " + std::to_string(e.payload_bytes) + " payload bytes, " +
                          std::to_string(r.payload_bytes) + " arrived");
+    if (e.sequence > ch.next_sequence) {
+        // The messages in between will never come (a channel's messages
+        // arrive in order): fail the channel's receives rather than hand over
+        // a later message in their place.
+        ch.stream_next = std::max(ch.stream_next, e.sequence);
+        if (!ch.waiting.empty()) fail_lost(r.key, ch);  // else when a receive is posted
+        ch.stream_next = std::max(ch.stream_next, e.sequence + 1);
+        return;
+    }
+    ch.stream_next = std::max(ch.stream_next, e.sequence + 1);
     if (e.sequence < ch.next_sequence) {
         ++duplicates_;  // already delivered: the receiver keeps waiting
-        if (ch.duplicates_due > 0) --ch.duplicates_due;
         return;
     }
     if (ch.waiting.empty()) {
-        // Not the duplicate expected: a message for a receive not yet posted.
+        // Not a duplicate: a message for a receive not yet posted.
         const char* from = r.is_packed ? r.packed.data() + sizeof(envelope) : r.scratch.data();
         ch.early.emplace(early_message{e, std::vector<char>(from, from + r.payload_bytes)});
-        ch.duplicates_due = 0;  // the replacement has gone past what was delivered
         return;
     }
     op o = take_front(ch, e, r.payload_bytes);
@@ -568,7 +590,7 @@ void engine::impl::fail_mismatch(op& o, const envelope& e, std::size_t payload_b
 
 // A receive posted after its message arrived takes it from the channel.
 void engine::impl::deliver_early(channel& ch) {
-    if (!ch.early || ch.waiting.empty() || ch.busy) return;
+    if (!ch.early || ch.waiting.empty() || ch.busy || ch.early->env.sequence != ch.next_sequence) return;
     early_message m = std::move(*ch.early);
     ch.early.reset();
     op o = take_front(ch, m.env, m.payload.size());
@@ -576,6 +598,26 @@ void engine::impl::deliver_early(channel& ch) {
     if (!dst) return fail_mismatch(o, m.env, m.payload.size());
     if (!m.payload.empty()) std::memcpy(dst, m.payload.data(), m.payload.size());
     o.target->deliver(m.env);
+}
+
+std::string engine::impl::lost_text(const std::pair<int, int>& key, const channel& ch) const {
+    const std::uint64_t resumes = ch.early && ch.early->env.sequence > ch.next_sequence ? ch.early->env.sequence
+                                                                                        : ch.stream_next;
+    return "rampart: irecv from rank " + std::to_string(key.first) + " with tag " + std::to_string(key.second) +
+           " failed: messages " + std::to_string(ch.next_sequence) + " to " + std::to_string(resumes - 1) +
+           " of this channel are lost for good (the sender goes on from message " + std::to_string(resumes) +
+           "): no process can send them again. The sender's log was trimmed past them at a checkpoint that this "
+           "rank was not restored from, or they were lost in a crash without a send log";
+}
+
+void engine::impl::fail_lost(const std::pair<int, int>& key, channel& ch) {
+    const std::string text = lost_text(key, ch);
+    if (!ch.lost_reported) {
+        ch.lost_reported = true;
+        ++channels_lost_;
+        std::fprintf(stderr, "rampart: rank %d: %s\n", owner_.rank_, text.c_str());
+    }
+    while (!ch.waiting.empty()) fail_front(ch, std::make_exception_ptr(comm_error(text)));
 }
 
 // ---- the engine object ----
@@ -676,6 +718,18 @@ void engine::post_raw(int dest, int tag, std::uint64_t sequence, outgoing_payloa
 
 engine_counters engine::counters() const { return impl_->counters(); }
 
+engine::channel_state engine::snapshot_channels() {
+    return impl_->run_on_engine([this] { return impl_->snapshot(); });
+}
+
+void engine::restore_channels(const channel_state& state) {
+    impl_->run_on_engine([this, &state] { impl_->restore(state); });
+}
+
+void engine::trim_send_log(const channel_state& upto) {
+    impl_->run_on_engine([this, &upto] { impl_->trim(upto); });
+}
+
 int engine::add_service(service* s) {
     std::lock_guard lock(impl_->services_mutex_);
     const int n = impl_->next_service_++;
@@ -716,6 +770,14 @@ void engine::service_busy(int delta) {
 
 std::vector<int> engine::lost_ranks() const {
     std::lock_guard lock(impl_->services_mutex_);
+    return impl_->lost_shared_;
+}
+
+std::uint64_t engine::recoveries() const { return impl_->recoveries_ended_.load(); }
+
+std::vector<int> engine::acknowledge_losses() {
+    std::lock_guard lock(impl_->services_mutex_);
+    impl_->acknowledged_ = impl_->lost_shared_.size();
     return impl_->lost_shared_;
 }
 

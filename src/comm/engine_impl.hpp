@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -57,7 +58,7 @@ public:
     role wait_while_spare();
 
     struct op {
-        enum class what { send, recv, raw, resend, control, service };
+        enum class what { send, recv, raw, resend, control, service, call };
         op() = default;
         explicit op(what k) : kind(k) {}
         what kind = what::send;
@@ -71,9 +72,14 @@ public:
         std::vector<char> head;      // service only: the service's prefix and head
         std::vector<segment> data;   // service only
         std::function<void(bool)> service_done;
+        std::function<void()> call;  // call only: runs on the engine thread
     };
 
     void push(op&& o);
+    /// Runs f on the engine thread and waits for it (not from the engine
+    /// thread); what f throws is thrown here.
+    template <class F>
+    auto run_on_engine(F f) -> decltype(f());
     engine_counters counters() const;
 
     /// One recovery, for the report.
@@ -112,14 +118,26 @@ private:
     struct channel {  // one (source, tag) pair on the receiving side
         std::deque<op> waiting;
         bool busy = false;  // a matched receive is in flight
-        std::uint64_t next_sequence = 0;
-        // Messages that the replacement of a dead source will send again and
-        // that were delivered already. They are received and dropped even
-        // when no receive waits: a program that has ended posts none, and a
-        // large duplicate would block its sender forever.
-        std::uint64_t duplicates_due = 0;
+        std::uint64_t next_sequence = 0;  // messages delivered to the program
+        // The sequence of the next message that will arrive from the source:
+        // one past the last that arrived, or what the source said at a
+        // recovery (it re-sends from there, or, replaced, starts from 0) or
+        // at a restore (a replacement resumes its numbering at a checkpoint).
+        // Messages on a channel arrive in order, so while it is below
+        // next_sequence the source will send those already delivered again:
+        // duplicates, received and dropped even when no receive waits (a
+        // program that has ended posts none, and a large duplicate would
+        // block its sender forever). Above next_sequence (and an early
+        // message), messages are missing that no process will send: lost.
+        std::uint64_t stream_next = 0;
+        bool lost_reported = false;
         // At most one: the channel is not probed again until it is delivered.
         std::optional<early_message> early;
+
+        std::uint64_t duplicates_due() const { return stream_next < next_sequence ? next_sequence - stream_next : 0; }
+        /// The messages from next_sequence on that are still to arrive.
+        std::uint64_t held() const { return next_sequence + (early ? 1 : 0); }
+        bool lost() const { return stream_next > held(); }
     };
     struct active_recv {
         MPI_Request request = MPI_REQUEST_NULL;
@@ -153,6 +171,10 @@ private:
     void fail_all_waiting(const std::string& why);
     std::size_t pending_receives() const;
     void deliver_early(channel& ch);
+    /// The channel lost messages for good: reports it once and fails its
+    /// waiting receives.
+    void fail_lost(const std::pair<int, int>& key, channel& ch);
+    std::string lost_text(const std::pair<int, int>& key, const channel& ch) const;
     op take_front(channel& ch, const envelope& e, std::size_t payload_bytes);
     static void fail_mismatch(op& o, const envelope& e, std::size_t payload_bytes);
     int comm_rank_of_logical(int logical) const;
@@ -167,7 +189,8 @@ private:
     void drain();
     void shrink_and_agree();
     bool exchange_and_resend(recovery_record& r);
-    void send_control(int process, std::uint64_t what);
+    void send_control(int process, std::uint64_t what, std::vector<std::uint64_t> words = {});
+    void on_control(const envelope& e, const std::vector<char>& bytes);
     void resend(const recovery::detail::logged_message& m);
     void become(int logical);
     void announce_done();
@@ -175,6 +198,13 @@ private:
     bool final_agreement();
     void shut_down();
     void maybe_kill_during_recovery();
+
+    // engine_recovery.cpp: checkpoints (on the engine thread)
+    channel_state snapshot() const;
+    void restore(const channel_state& state);
+    void trim(const channel_state& upto);
+    void check_state_rank(const channel_state& state, const char* what) const;
+    void update_log_counters();
 
     engine& owner_;
     std::thread thread_;
@@ -220,11 +250,38 @@ private:
     std::atomic<bool> has_services_{false};
     std::atomic<int> service_busy_{0};
     std::vector<int> lost_shared_;  // a copy of lost_ for other threads, under services_mutex_
+    // How many of lost_shared_ the program has acknowledged: receives from
+    // the living work again once every loss is acknowledged.
+    std::atomic<std::size_t> acknowledged_{0};
+    std::atomic<std::uint64_t> recoveries_ended_{0};  // alike on every process, spares included
 
     std::atomic<std::uint64_t> sent_{0}, received_{0}, bytes_sent_{0}, bytes_received_{0}, duplicates_{0},
-        malformed_{0}, resent_{0}, resent_bytes_{0};
+        malformed_{0}, resent_{0}, resent_bytes_{0}, log_messages_{0}, log_bytes_{0}, log_trimmed_{0},
+        channels_lost_{0};
 
     friend class engine;
 };
+
+template <class F>
+auto engine::impl::run_on_engine(F f) -> decltype(f()) {
+    using R = decltype(f());
+    auto p = std::make_shared<promise<R>>();  // std::function copies what it holds
+    auto result = p->get_future();
+    op o(op::what::call);
+    o.call = [f = std::move(f), p]() mutable {
+        try {
+            if constexpr (std::is_void_v<R>) {
+                f();
+                p->set_value();
+            } else {
+                p->set_value(f());
+            }
+        } catch (...) {
+            p->set_exception(std::current_exception());
+        }
+    };
+    push(std::move(o));
+    return result.get();
+}
 
 }  // namespace rampart::comm::detail

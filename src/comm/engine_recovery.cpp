@@ -10,6 +10,14 @@
 // many messages of every (source, tag) channel they have received, and re-send
 // from their send logs whatever the receiver lacks, which for a replacement
 // is everything. Receivers drop what they already have by sequence number.
+//
+// Checkpoints (snapshot_channels, restore_channels, trim_send_log) let a
+// replacement resume from a checkpoint instead of the start, and survivors
+// drop from their logs what was sent before it. At every recovery each
+// process also tells every other, for each channel it sends on, where its log
+// starts and how many messages it has sent, so that a receiver knows which
+// sequence will arrive next: before what it has (duplicates to drop, from a
+// replacement that runs again), at it, or after it (messages lost for good).
 
 #include "engine_impl.hpp"
 
@@ -17,6 +25,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <numeric>
 #include <unistd.h>
 
@@ -25,6 +35,9 @@ namespace rampart::comm::detail {
 namespace {
 constexpr std::uint16_t control_kind = 3;
 constexpr std::uint64_t control_done = 1;  // the sender's program has ended
+// A replacement restored from a checkpoint: its payload is pairs (tag, next
+// send sequence) of its channels to the receiver.
+constexpr std::uint64_t control_restored = 2;
 constexpr auto drain_limit = std::chrono::seconds(10);
 }  // namespace
 
@@ -34,16 +47,22 @@ bool engine::impl::watch() {
     while (auto bytes = receive_any(control_tag_, comm_source)) {
         progress = true;
         envelope e;
-        if (bytes->size() != sizeof e) {
+        if (bytes->size() < sizeof e) {
             ++malformed_;
             continue;
         }
         std::memcpy(&e, bytes->data(), sizeof e);
-        if (e.magic != envelope::magic_value || e.kind != control_kind || e.source < 0 || e.source >= owner_.size_) {
+        if (e.magic != envelope::magic_value || e.kind != control_kind || e.source < 0 || e.source >= owner_.size_ ||
+            e.payload_bytes != bytes->size() - sizeof e) {
             ++malformed_;
             continue;
         }
-        if (e.sequence == control_done) done_from_[static_cast<std::size_t>(e.source)] = 1;
+        if (e.sequence == control_done)
+            done_from_[static_cast<std::size_t>(e.source)] = 1;
+        else if (e.sequence == control_restored && logical_of_comm_rank(comm_source) == e.source)
+            on_control(e, *bytes);
+        else
+            ++malformed_;
     }
     if (failure_seen_) return true;
 #if RAMPART_HAVE_ULFM
@@ -95,9 +114,7 @@ void engine::impl::recover() {
         for (auto [logical, process] : change.replacements) {
             done_from_[static_cast<std::size_t>(logical)] = 0;  // the replacement has the program ahead of it
             if (process == process_) become(logical);
-            // It will send again, from sequence 0, what it had sent before.
-            for (auto& [key, ch] : channels_)
-                if (key.first == logical) ch.duplicates_due = ch.next_sequence;
+            // What it will send (again) is learnt in exchange_and_resend.
         }
         if (!change.lost.empty()) {
             lost_.insert(lost_.end(), change.lost.begin(), change.lost.end());
@@ -116,6 +133,7 @@ void engine::impl::recover() {
     if (self_done_) announce_done();  // what was in flight died with the old communicator
     std::vector<int> replaced;
     for (auto [logical, process] : r.replacements) replaced.push_back(logical);
+    ++recoveries_ended_;
     notify_services(replaced, r.lost);
     r.resumed_us = wall_clock_us();
     recoveries_.push_back(std::move(r));
@@ -189,25 +207,46 @@ void engine::impl::become(int logical) {
     role_cv_.notify_all();
 }
 
-// Every process tells every other how many messages it has received on each
-// channel from it; each then re-sends from its log what the other lacks.
+// Every process tells every other, for the channels between them, how many
+// messages it holds from it (received), and where its send log starts and
+// how many it has sent; each then re-sends from its log what the other lacks,
+// and knows which message each of its sources will send next.
+//
+// The words sent to one process: k, then k pairs (tag, messages held from
+// it), then triples (tag, log base, next send sequence) of the channels to it.
+// Idle spares send nothing.
 bool engine::impl::exchange_and_resend(recovery_record& r) {
     int m = 0;
     MPI_Comm_size(comm_, &m);
     const auto M = static_cast<std::size_t>(m);
-    std::vector<std::vector<std::uint64_t>> have(M);
-    for (auto& [key, ch] : channels_) {
-        const int cr = comm_rank_of_logical(key.first);
-        if (ch.next_sequence == 0 || cr < 0) continue;
-        have[static_cast<std::size_t>(cr)].push_back(static_cast<std::uint64_t>(key.second));
-        have[static_cast<std::size_t>(cr)].push_back(ch.next_sequence);
+    const bool working = role_ == role::working;
+    std::vector<std::vector<std::uint64_t>> held(M), sending(M);
+    if (working) {
+        for (auto& [key, ch] : channels_) {
+            const int cr = comm_rank_of_logical(key.first);
+            if (ch.held() == 0 || cr < 0) continue;
+            held[static_cast<std::size_t>(cr)].insert(held[static_cast<std::size_t>(cr)].end(),
+                                                      {static_cast<std::uint64_t>(key.second), ch.held()});
+        }
+        for (auto& [key, next] : next_send_sequence_) {
+            const int cr = comm_rank_of_logical(key.first);
+            if (cr < 0) continue;
+            // Without a log nothing is sent again: the channel goes on at `next`.
+            const std::uint64_t base = logging_ ? std::min(log_.base(key.first, key.second), next) : next;
+            sending[static_cast<std::size_t>(cr)].insert(sending[static_cast<std::size_t>(cr)].end(),
+                                                         {static_cast<std::uint64_t>(key.second), base, next});
+        }
     }
     std::vector<int> send_counts(M), recv_counts(M), send_displs(M), recv_displs(M);
     std::vector<std::uint64_t> flat;
     for (std::size_t i = 0; i < M; ++i) {
         send_displs[i] = static_cast<int>(flat.size());
-        send_counts[i] = static_cast<int>(have[i].size());
-        flat.insert(flat.end(), have[i].begin(), have[i].end());
+        if (working) {
+            flat.push_back(held[i].size() / 2);
+            flat.insert(flat.end(), held[i].begin(), held[i].end());
+            flat.insert(flat.end(), sending[i].begin(), sending[i].end());
+        }
+        send_counts[i] = static_cast<int>(flat.size()) - send_displs[i];
     }
     int rc = MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
     if (rc != MPI_SUCCESS) {
@@ -226,16 +265,63 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
         failure_text(rc);
         return false;
     }
-    if (!logging_ || role_ != role::working) return true;
+    if (!working) return true;
+
+    // What each process said, checked: [at, at + 2k) held, [at + 2k, end) sending.
+    struct said {
+        std::size_t held_at = 0, held_end = 0, sending_end = 0;
+    };
+    std::vector<said> from(M);
+    for (std::size_t i = 0; i < M; ++i) {
+        const std::size_t at = static_cast<std::size_t>(recv_displs[i]), n = static_cast<std::size_t>(recv_counts[i]);
+        if (n == 0) continue;  // an idle spare
+        const std::uint64_t k = got[at];
+        if (k > (n - 1) / 2 || (n - 1 - 2 * k) % 3 != 0) {
+            std::fprintf(stderr, "rampart: rank %d: malformed channel counts from process %zu at a recovery\n",
+                         owner_.rank_, i);
+            ++malformed_;
+            continue;
+        }
+        from[i] = {at + 1, at + 1 + 2 * k, at + n};
+    }
+
+    // Receiving side: where each source's messages resume. A source that
+    // says nothing of a channel (a replacement that starts again) will send
+    // it from 0.
+    for (int source = 0; source < owner_.size_; ++source) {
+        const int cr = comm_rank_of_logical(source);
+        if (cr < 0) continue;
+        const said& f = from[static_cast<std::size_t>(cr)];
+        for (auto it = channels_.lower_bound({source, std::numeric_limits<int>::min()});
+             it != channels_.end() && it->first.first == source; ++it)
+            it->second.stream_next = 0;
+        for (std::size_t i = f.held_end; i + 2 < f.sending_end; i += 3) {
+            if (got[i] > static_cast<std::uint64_t>(owner_.max_tag_)) continue;
+            channel& ch = channels_[{source, static_cast<int>(got[i])}];
+            const std::uint64_t base = got[i + 1], next = got[i + 2];
+            // It re-sends [max(held, base), next) from its log, then goes on at next.
+            ch.stream_next = std::min(std::max(ch.held(), base), next);
+        }
+    }
+
+    if (!logging_) return true;
     const std::uint64_t resent_before = resent_.load(), bytes_before = resent_bytes_.load();
     for (int dest = 0; dest < owner_.size_; ++dest) {
         const int cr = comm_rank_of_logical(dest);
         if (cr < 0) continue;
-        const std::size_t at = static_cast<std::size_t>(recv_displs[static_cast<std::size_t>(cr)]);
-        const std::size_t n = static_cast<std::size_t>(recv_counts[static_cast<std::size_t>(cr)]);
+        const said& f = from[static_cast<std::size_t>(cr)];
         auto received = [&](int tag) -> std::uint64_t {
-            for (std::size_t i = at; i + 1 < at + n; i += 2)
-                if (got[i] == static_cast<std::uint64_t>(tag)) return got[i + 1];
+            for (std::size_t i = f.held_at; i + 1 < f.held_end; i += 2)
+                if (got[i] == static_cast<std::uint64_t>(tag)) {
+                    if (got[i + 1] < log_.base(dest, tag))
+                        std::fprintf(stderr,
+                                     "rampart: rank %d: rank %d holds %llu messages with tag %d from it and asks for "
+                                     "the next, but the send log was trimmed at a checkpoint up to message %llu: "
+                                     "those in between are lost for good\n",
+                                     owner_.rank_, dest, static_cast<unsigned long long>(got[i + 1]), tag,
+                                     static_cast<unsigned long long>(log_.base(dest, tag)));
+                    return got[i + 1];
+                }
             return 0;
         };
         log_.for_each_unreceived(dest, received, [&](const recovery::detail::logged_message& msg) { resend(msg); });
@@ -257,7 +343,7 @@ void engine::impl::resend(const recovery::detail::logged_message& m) {
     start_send(std::move(a));
 }
 
-void engine::impl::send_control(int process, std::uint64_t what) {
+void engine::impl::send_control(int process, std::uint64_t what, std::vector<std::uint64_t> words) {
     active_send a;
     a.o = op(op::what::control);
     a.o.peer = process;
@@ -265,7 +351,33 @@ void engine::impl::send_control(int process, std::uint64_t what) {
     a.env.kind = control_kind;
     a.env.source = owner_.rank_;
     a.env.sequence = what;
+    if (!words.empty()) {
+        auto owner = std::make_shared<std::vector<std::uint64_t>>(std::move(words));
+        a.o.payload.data = owner->data();
+        a.o.payload.bytes = owner->size() * sizeof(std::uint64_t);
+        a.o.payload.owner = std::move(owner);
+        a.env.payload_bytes = a.o.payload.bytes;
+    }
     start_send(std::move(a));
+}
+
+// A replacement resumed from a checkpoint: on the channels from it, the next
+// message is at least the count it restored.
+void engine::impl::on_control(const envelope& e, const std::vector<char>& bytes) {
+    if (e.payload_bytes % (2 * sizeof(std::uint64_t)) != 0) {
+        ++malformed_;
+        return;
+    }
+    std::vector<std::uint64_t> words(e.payload_bytes / sizeof(std::uint64_t));
+    if (!words.empty()) std::memcpy(words.data(), bytes.data() + sizeof e, e.payload_bytes);
+    for (std::size_t i = 0; i + 1 < words.size(); i += 2) {
+        if (words[i] > static_cast<std::uint64_t>(owner_.max_tag_)) {
+            ++malformed_;
+            continue;
+        }
+        channel& ch = channels_[{e.source, static_cast<int>(words[i])}];
+        ch.stream_next = std::max(ch.stream_next, words[i + 1]);
+    }
 }
 
 void engine::impl::announce_done() {
@@ -341,6 +453,9 @@ std::string engine::impl::recovery_json() const {
     s += "\"process\":" + std::to_string(process_);
     field("send_log_bytes", static_cast<long long>(log_.bytes()));
     field("send_log_messages", static_cast<long long>(log_.messages()));
+    field("send_log_trimmed_messages", static_cast<long long>(log_.trimmed_messages()));
+    field("send_log_trimmed_bytes", static_cast<long long>(log_.trimmed_bytes()));
+    field("channels_lost", static_cast<long long>(channels_lost_.load()));
     s += ",\"lost\":";
     list(lost_);
     s += ",\"recoveries\":[";
@@ -368,6 +483,221 @@ std::string engine::impl::recovery_json() const {
     }
     s += ']';
     return s;
+}
+
+// ---- checkpoints ----
+
+namespace {
+
+constexpr std::uint32_t state_magic = 0x53484352;  // "RCHS"
+constexpr std::uint16_t state_version = 1;
+constexpr std::size_t state_header = 32;  // magic, version, reserved, rank, reserved, sent, received
+constexpr std::size_t state_entry = 16;   // peer, tag, messages
+
+std::string channel_text(const char* side, const channel_state::count& c) {
+    return std::string(side) + " rank " + std::to_string(c.peer) + " with tag " + std::to_string(c.tag);
+}
+
+// Sorted by (peer, tag) without repeats, ranks and tags not negative: "" or
+// what is wrong.
+std::string check_counts(const std::vector<channel_state::count>& v, const char* list) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i].peer < 0 || v[i].tag < 0)
+            return std::string("entry ") + std::to_string(i) + " of `" + list + "` has rank " +
+                   std::to_string(v[i].peer) + " and tag " + std::to_string(v[i].tag);
+        if (i > 0 && std::pair(v[i - 1].peer, v[i - 1].tag) >= std::pair(v[i].peer, v[i].tag))
+            return std::string("`") + list + "` is not sorted by (rank, tag) without repeats at entry " +
+                   std::to_string(i);
+    }
+    return {};
+}
+
+template <class T>
+void put(std::vector<char>& out, std::size_t& at, T v) {
+    std::memcpy(out.data() + at, &v, sizeof v);
+    at += sizeof v;
+}
+
+template <class T>
+T take(const char* in, std::size_t& at) {
+    T v;
+    std::memcpy(&v, in + at, sizeof v);
+    at += sizeof v;
+    return v;
+}
+
+}  // namespace
+
+std::vector<char> channel_state::to_bytes() const {
+    std::vector<char> out(state_header + state_entry * (sent.size() + received.size()));
+    std::size_t at = 0;
+    put(out, at, state_magic);
+    put(out, at, state_version);
+    put(out, at, std::uint16_t{0});
+    put(out, at, rank);
+    put(out, at, std::uint32_t{0});
+    put(out, at, static_cast<std::uint64_t>(sent.size()));
+    put(out, at, static_cast<std::uint64_t>(received.size()));
+    for (const auto* list : {&sent, &received})
+        for (const count& c : *list) {
+            put(out, at, c.peer);
+            put(out, at, c.tag);
+            put(out, at, c.messages);
+        }
+    return out;
+}
+
+channel_state channel_state::from_bytes(const void* data, std::size_t bytes) {
+    auto bad = [](const std::string& why) {
+        return rampart::invalid_argument("rampart: channel_state::from_bytes: " + why);
+    };
+    if (bytes < state_header)
+        throw bad(std::to_string(bytes) + " bytes, less than the " + std::to_string(state_header) + "-byte header");
+    if (data == nullptr) throw bad("no data");
+    const char* in = static_cast<const char*>(data);
+    std::size_t at = 0;
+    if (take<std::uint32_t>(in, at) != state_magic) throw bad("not a channel state (wrong magic number)");
+    if (const auto v = take<std::uint16_t>(in, at); v != state_version)
+        throw bad("version " + std::to_string(v) + ", this build reads version " + std::to_string(state_version));
+    const auto reserved1 = take<std::uint16_t>(in, at);
+    channel_state s;
+    s.rank = take<std::int32_t>(in, at);
+    const auto reserved2 = take<std::uint32_t>(in, at);
+    if (reserved1 != 0 || reserved2 != 0) throw bad("reserved header fields are not zero");
+    if (s.rank < 0) throw bad("rank " + std::to_string(s.rank));
+    const auto n_sent = take<std::uint64_t>(in, at), n_received = take<std::uint64_t>(in, at);
+    const std::size_t room = (bytes - state_header) / state_entry;
+    if (n_sent > room || n_received > room - n_sent || (bytes - state_header) % state_entry != 0 ||
+        n_sent + n_received != room)
+        throw bad(std::to_string(bytes) + " bytes do not hold the header and " + std::to_string(n_sent) + " + " +
+                  std::to_string(n_received) + " entries of " + std::to_string(state_entry) + " bytes");
+    for (auto [list, n] : {std::pair{&s.sent, n_sent}, std::pair{&s.received, n_received}}) {
+        list->resize(static_cast<std::size_t>(n));
+        for (count& c : *list) {
+            c.peer = take<std::int32_t>(in, at);
+            c.tag = take<std::int32_t>(in, at);
+            c.messages = take<std::uint64_t>(in, at);
+        }
+    }
+    for (auto [list, name] : {std::pair{&s.sent, "sent"}, std::pair{&s.received, "received"}})
+        if (std::string why = check_counts(*list, name); !why.empty()) throw bad(why);
+    return s;
+}
+
+void engine::impl::check_state_rank(const channel_state& state, const char* what) const {
+    auto bad = [what](const std::string& why) {
+        return rampart::invalid_argument(std::string("rampart: engine::") + what + ": " + why);
+    };
+    if (state.rank != owner_.rank_)
+        throw bad("the channel state is rank " + std::to_string(state.rank) + "'s, this is rank " +
+                  std::to_string(owner_.rank_));
+    for (auto [list, name] : {std::pair{&state.sent, "sent"}, std::pair{&state.received, "received"}}) {
+        if (std::string why = check_counts(*list, name); !why.empty()) throw bad(why);
+        for (const auto& c : *list)
+            if (c.peer >= owner_.size_ || c.tag > owner_.max_tag_)
+                throw bad("`" + std::string(name) + "` names rank " + std::to_string(c.peer) + " and tag " +
+                          std::to_string(c.tag) + ", out of range (" + std::to_string(owner_.size_) +
+                          " ranks, tags up to " + std::to_string(owner_.max_tag_) + ")");
+    }
+}
+
+void engine::impl::update_log_counters() {
+    log_messages_.store(log_.messages(), std::memory_order_relaxed);
+    log_bytes_.store(log_.bytes(), std::memory_order_relaxed);
+    log_trimmed_.store(log_.trimmed_messages(), std::memory_order_relaxed);
+}
+
+channel_state engine::impl::snapshot() const {
+    channel_state s;
+    s.rank = owner_.rank_;
+    for (const auto& [key, ch] : channels_) {
+        if (!ch.waiting.empty())
+            throw rampart::invalid_argument(
+                "rampart: engine::snapshot_channels: a receive from rank " + std::to_string(key.first) + " with tag " +
+                std::to_string(key.second) +
+                " is posted and not delivered; take a checkpoint where the program waits for no message");
+        // A message that came before its receive (ch.early) is after the
+        // checkpoint for this rank: not counted, and still in its sender's log.
+        if (ch.next_sequence > 0) s.received.push_back({key.first, key.second, ch.next_sequence});
+    }
+    for (const auto& [key, next] : next_send_sequence_)
+        if (next > 0) s.sent.push_back({key.first, key.second, next});
+    return s;
+}
+
+void engine::impl::restore(const channel_state& state) {
+    check_state_rank(state, "restore_channels");
+    // Everything is checked before anything changes.
+    for (const auto& c : state.received)
+        if (auto it = channels_.find({c.peer, c.tag}); it != channels_.end()) {
+            const channel& ch = it->second;
+            if (ch.next_sequence > 0 || !ch.waiting.empty() || ch.busy)
+                throw rampart::invalid_argument("rampart: engine::restore_channels: the channel " +
+                                                channel_text("from", c) +
+                                                " has been received on already; restore before the program receives");
+        }
+    for (const auto& c : state.sent)
+        if (auto it = next_send_sequence_.find({c.peer, c.tag});
+            (it != next_send_sequence_.end() && it->second > 0) || log_.next(c.peer, c.tag) > 0)
+            throw rampart::invalid_argument("rampart: engine::restore_channels: the channel " +
+                                            channel_text("to", c) +
+                                            " has been sent on already; restore before the program sends");
+
+    std::map<int, std::vector<std::uint64_t>> told;  // per destination: (tag, next send sequence)
+    for (const auto& c : state.sent) {
+        next_send_sequence_[{c.peer, c.tag}] = c.messages;
+        if (logging_) log_.start_at(c.peer, c.tag, c.messages);
+        if (c.peer == owner_.rank_) {  // sends to itself
+            channel& ch = channels_[{c.peer, c.tag}];
+            ch.stream_next = std::max(ch.stream_next, c.messages);
+        } else {
+            told[c.peer].insert(told[c.peer].end(), {static_cast<std::uint64_t>(c.tag), c.messages});
+        }
+    }
+    std::vector<std::string> lost;
+    for (const auto& c : state.received) {
+        channel& ch = channels_[{c.peer, c.tag}];
+        ch.next_sequence = c.messages;
+        if (ch.early && ch.early->env.sequence < c.messages) {  // a message the checkpoint holds
+            ch.early.reset();
+            ++duplicates_;
+        }
+        ch.lost_reported = ch.lost();
+        if (ch.lost_reported) {
+            lost.push_back(channel_text("from", c) + " (messages " + std::to_string(c.messages) + " to " +
+                           std::to_string(ch.stream_next - 1) + ")");
+            ++channels_lost_;
+        }
+    }
+    // The processes of those ranks learn where this one resumes. Should a
+    // recovery lose the message, exchange_and_resend tells them instead.
+    for (auto& [dest, words] : told)
+        if (const int p = members_->process_of(dest); p >= 0) send_control(p, control_restored, std::move(words));
+    update_log_counters();
+    if (!lost.empty()) {
+        std::string text;
+        for (const auto& l : lost) text += (text.empty() ? "" : "; ") + l;
+        text = "rampart: engine::restore_channels: the checkpoint is older than what the survivors kept in their send "
+               "logs; these messages are lost for good, and receives on their channels will fail: " + text;
+        std::fprintf(stderr, "rampart: rank %d: %s\n", owner_.rank_, text.c_str());
+        throw comm_error(text);
+    }
+}
+
+void engine::impl::trim(const channel_state& upto) {
+    check_state_rank(upto, "trim_send_log");
+    for (const auto& c : upto.sent) {
+        const auto it = next_send_sequence_.find({c.peer, c.tag});
+        const std::uint64_t sent = it == next_send_sequence_.end() ? 0 : it->second;
+        if (c.messages > sent)
+            throw rampart::invalid_argument("rampart: engine::trim_send_log: " + std::to_string(c.messages) +
+                                            " messages to rank " + std::to_string(c.peer) + " with tag " +
+                                            std::to_string(c.tag) + ", but only " + std::to_string(sent) +
+                                            " were sent on that channel");
+    }
+    if (!logging_) return;
+    for (const auto& c : upto.sent) log_.trim(c.peer, c.tag, c.messages);
+    update_log_counters();
 }
 
 }  // namespace rampart::comm::detail

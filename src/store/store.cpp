@@ -84,10 +84,22 @@ public:
     }
 
     void start() { eng_.add_service(this); }
-    void stop() { eng_.remove_service(number()); }
+    // The store object is gone, but this rank's last messages may still be
+    // lost in a recovery that comes later, while other ranks wait for them:
+    // the data goes, and what is left keeps answering until the process ends
+    // (sends its last done again at a recovery, answers gets with nothing).
+    void close() {
+        std::unique_lock l(m_);
+        cv_.wait(l, [&] { return sends_in_flight_ == 0; });
+        held_.clear();
+        placements_.clear();
+        repairs_.clear();
+        closed_ = true;
+    }
 
     std::uint64_t submit(std::span<const block_run> runs, std::uint64_t total);
     std::vector<char> load(std::span<const id_range> ranges);
+    std::uint64_t restore_replication();
 
     void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override;
     void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) override;
@@ -134,38 +146,71 @@ private:
         std::vector<char> head;
         std::vector<segment> data;
         std::vector<wanted> parts;  // get only
+        std::vector<std::shared_ptr<const std::vector<char>>> keep;  // held blocks a repair sends from
     };
 
     bool usable(int q, std::uint64_t version) const {
         return !lost_[static_cast<std::size_t>(q)] && holds_from_[static_cast<std::size_t>(q)] <= version;
     }
     bool excused(int q) const { return lost_[static_cast<std::size_t>(q)] || absent_[static_cast<std::size_t>(q)]; }
+    // Where copies of a lost rank live once restored (paper IV-E): with the
+    // next living rank after it, the same choice on every rank.
+    int resolve(int h, const std::vector<char>& lost) const {
+        for (int i = 0; i < p_; ++i)
+            if (const int q = (h + i) % p_; !lost[static_cast<std::size_t>(q)]) return q;
+        return me_;
+    }
+    // The ranks meant to hold copies of a unit, in copy order, each once.
+    std::vector<int> targets(const placement& where, int first_holder, const std::vector<char>& lost) const {
+        std::vector<int> t;
+        for (int k = 0; k < r_; ++k) {
+            const int h = resolve(where.holder_of_copy(first_holder, k), lost);
+            if (std::find(t.begin(), t.end(), h) == t.end()) t.push_back(h);
+        }
+        return t;
+    }
     void send(std::uint64_t id);
     void send_done();
+    void send_known(std::uint64_t op);
     void route(std::vector<wanted> parts);
     bool copy_local(const wanted& w);
     std::optional<std::vector<segment>> find(std::uint64_t version, const std::vector<id_range>& ranges,
                                              std::vector<std::shared_ptr<const std::vector<char>>>& keep) const;
+    detail::done_info& done_of(std::uint64_t op, int q);
     bool everyone_done() const;
+    bool outcome_open() const;  // a participant died and its done is unknown here
+    bool heard_everyone() const;
     void begin_op(std::uint64_t version);  // a collective operation on `version` starts here
     void end_op();
+    // Sends copies of the committed version to the ranks that `lacks` says
+    // lack them; returns the blocks sent.
+    std::uint64_t repair(const std::function<bool(int target, int original)>& lacks);
+
+    struct op_record {
+        std::vector<detail::done_info> done;                 // per rank
+        std::map<std::uint64_t, std::vector<char>> heard;  // recovery -> per rank: its known message came
+    };
 
     mutable std::mutex m_;
     std::condition_variable cv_;
     std::vector<char> lost_;            // per logical rank: dead for good
-    std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it can hold (memory lost before)
+    std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it surely holds (replaced before)
     std::vector<char> absent_;          // per logical rank: lost or replaced during the current operation
+    std::vector<char> participant_;     // per logical rank: living when the current operation began
     std::map<std::uint64_t, std::map<std::uint64_t, piece>> held_;  // version -> first id -> piece
     std::map<std::uint64_t, placement> placements_;
     std::uint64_t committed_ = 0;
     std::uint64_t op_ = 0;        // the current (or last) collective operation
     std::uint64_t op_version_ = 0;  // the version it submits or loads
-    std::map<std::uint64_t, std::vector<char>> done_from_;  // op -> per rank
-    std::map<std::uint64_t, std::uint64_t> done_blocks_;    // submit op -> blocks submitted by all
-    std::map<std::uint64_t, std::vector<std::uint64_t>> done_totals_;  // submit op -> totals declared
+    bool closed_ = false;         // the store object is gone (see close)
+    bool deciding_ = false;       // the current operation is a submit not yet decided
+    std::uint64_t decided_submit_ = 0;  // the last submit decided here, told again at each recovery
+    std::uint64_t recovery_ = 0;  // recoveries of the engine seen
+    std::map<std::uint64_t, op_record> ops_;
     bool done_sent_ = false;
     std::uint64_t my_blocks_ = 0, my_total_ = 0;
-    std::map<std::uint64_t, request> outstanding_;
+    std::map<std::uint64_t, request> outstanding_;  // puts and gets of the current operation
+    std::map<std::uint64_t, request> repairs_;      // puts that restore copies
     std::uint64_t next_request_ = 1;
     int sends_in_flight_ = 0;
     std::vector<char>* out_ = nullptr;
@@ -177,7 +222,8 @@ private:
 // --- sending -------------------------------------------------------------
 
 void store::impl::send(std::uint64_t id) {
-    request& rq = outstanding_.at(id);
+    auto it = outstanding_.find(id);
+    request& rq = it != outstanding_.end() ? it->second : repairs_.at(id);
     ++sends_in_flight_;
     std::weak_ptr<impl> self = weak_from_this();
     eng_.service_send(number(), rq.dest, rq.head, rq.data, [self](bool) {
@@ -189,6 +235,12 @@ void store::impl::send(std::uint64_t id) {
     });
 }
 
+detail::done_info& store::impl::done_of(std::uint64_t op, int q) {
+    auto& done = ops_[op].done;
+    done.resize(static_cast<std::size_t>(p_));
+    return done[static_cast<std::size_t>(q)];
+}
+
 void store::impl::send_done() {
     done_sent_ = true;
     head h;
@@ -197,17 +249,63 @@ void store::impl::send_done() {
     h.request = my_total_;
     h.total = my_blocks_;
     const std::vector<char> bytes = detail::encode(h);
-    done_from_[op_].resize(static_cast<std::size_t>(p_), 0);
-    done_from_[op_][static_cast<std::size_t>(me_)] = 1;
+    done_of(op_, me_) = {1, my_blocks_, my_total_};
+    for (int q = 0; q < p_; ++q)
+        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {});
+}
+
+// After a recovery every rank tells every other which dones of a submit it
+// has, so that a rank that missed the done of a rank that then died learns
+// it from a rank that got it. All decide on the same union, so all keep or
+// all abandon the version (see outcome_open).
+void store::impl::send_known(std::uint64_t op) {
+    head h;
+    h.what = kind::known;
+    h.op = op;
+    h.request = recovery_;
+    done_of(op, me_);
+    const auto& done = ops_[op].done;
+    std::vector<char> bytes = detail::encode(h);
+    const std::size_t at = bytes.size();
+    bytes.resize(at + done.size() * sizeof(detail::done_info));
+    std::memcpy(bytes.data() + at, done.data(), done.size() * sizeof(detail::done_info));
+    ops_[op].heard[recovery_].resize(static_cast<std::size_t>(p_), 0);
+    ops_[op].heard[recovery_][static_cast<std::size_t>(me_)] = 1;
     for (int q = 0; q < p_; ++q)
         if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {});
 }
 
 bool store::impl::everyone_done() const {
-    auto it = done_from_.find(op_);
+    auto it = ops_.find(op_);
     for (int q = 0; q < p_; ++q)
-        if (!excused(q) && (it == done_from_.end() || it->second.size() <= static_cast<std::size_t>(q) ||
-                            !it->second[static_cast<std::size_t>(q)]))
+        if (!excused(q) && (it == ops_.end() || it->second.done.size() <= static_cast<std::size_t>(q) ||
+                            !it->second.done[static_cast<std::size_t>(q)].known))
+            return false;
+    return true;
+}
+
+// A rank that took part died during the submit and its done has not come
+// here: whether the version is complete depends on whether some other rank
+// got that done before the death.
+bool store::impl::outcome_open() const {
+    auto it = ops_.find(op_);
+    for (int q = 0; q < p_; ++q) {
+        const auto i = static_cast<std::size_t>(q);
+        if (participant_[i] && absent_[i] &&
+            (it == ops_.end() || it->second.done.size() <= i || !it->second.done[i].known))
+            return true;
+    }
+    return false;
+}
+
+// Every rank that lived through the last recovery has said what it knows.
+bool store::impl::heard_everyone() const {
+    auto it = ops_.find(op_);
+    if (it == ops_.end()) return false;
+    auto h = it->second.heard.find(recovery_);
+    if (h == it->second.heard.end()) return false;
+    for (int q = 0; q < p_; ++q)
+        if (!excused(q) && (h->second.size() <= static_cast<std::size_t>(q) || !h->second[static_cast<std::size_t>(q)]))
             return false;
     return true;
 }
@@ -248,9 +346,10 @@ bool store::impl::copy_local(const wanted& w) {
     return true;
 }
 
-// Each part goes to a random surviving holder not tried yet; consecutive
-// parts whose holders include the one chosen last go to it too, so that a
-// holder gets one request for a run of blocks (the paper's IV-A).
+// Each part goes to a surviving holder not tried yet: this rank if it holds
+// a copy, else a random one; consecutive parts whose holders include the one
+// chosen last go to it too, so that a holder gets one request for a run of
+// blocks (the paper's IV-A).
 void store::impl::route(std::vector<wanted> parts) {
     const placement& where = placements_.at(op_version_);
     std::map<int, std::uint64_t> open;  // holder -> its request being built
@@ -258,18 +357,35 @@ void store::impl::route(std::vector<wanted> parts) {
     for (wanted& w : parts) {
         for (const placement_unit& u : where.units(w.ids.first, w.ids.count)) {
             wanted piece_part{{u.first_id, u.count}, w.out + (u.first_id - w.ids.first) * block_bytes_, w.tried};
-            std::vector<int> candidates;
+            // Holders that surely have the blocks first; then those that
+            // have them only if a repair has reached them (a substitute for
+            // a lost rank, a replaced rank), which say so if not.
+            std::vector<int> sure, maybe;
             for (int k = 0; k < r_; ++k) {
-                const int h = where.holder_of_copy(u.first_holder, k);
-                if (usable(h, op_version_) && !piece_part.tried[static_cast<std::size_t>(h)]) candidates.push_back(h);
+                const int original = where.holder_of_copy(u.first_holder, k);
+                const int h = resolve(original, lost_);
+                if (piece_part.tried[static_cast<std::size_t>(h)] || std::find(sure.begin(), sure.end(), h) != sure.end())
+                    continue;
+                const auto m = std::find(maybe.begin(), maybe.end(), h);
+                if (h == original && usable(h, op_version_)) {
+                    if (m != maybe.end()) maybe.erase(m);  // a substitute for another copy, and a holder itself
+                    sure.push_back(h);
+                } else if (m == maybe.end()) {
+                    maybe.push_back(h);
+                }
             }
+            std::vector<int>& candidates = sure.empty() ? maybe : sure;
             if (candidates.empty()) {
                 lost_ids_.push_back(piece_part.ids);
                 continue;
             }
-            int h = std::find(candidates.begin(), candidates.end(), last) != candidates.end()
-                        ? last
-                        : candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
+            // A copy here is a memory copy; else the holder asked last, so
+            // that consecutive blocks go in one request; else a random one,
+            // so that the survivors share the serving.
+            const auto has = [&](int q) { return std::find(candidates.begin(), candidates.end(), q) != candidates.end(); };
+            int h = has(me_)    ? me_
+                    : has(last) ? last
+                                : candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
             last = h;
             if (h == me_) {
                 if (copy_local(piece_part)) continue;
@@ -336,6 +452,8 @@ void store::impl::begin_op(std::uint64_t version) {
     ++op_;
     op_version_ = version;
     absent_.assign(static_cast<std::size_t>(p_), 0);
+    participant_.resize(static_cast<std::size_t>(p_));
+    for (int q = 0; q < p_; ++q) participant_[static_cast<std::size_t>(q)] = !lost_[static_cast<std::size_t>(q)];
     done_sent_ = false;
     my_blocks_ = my_total_ = 0;
     lost_ids_.clear();
@@ -343,9 +461,14 @@ void store::impl::begin_op(std::uint64_t version) {
 }
 
 void store::impl::end_op() {
-    done_from_.erase(op_);
-    done_blocks_.erase(op_);
-    done_totals_.erase(op_);
+    if (deciding_) {
+        ops_.erase(decided_submit_);
+        decided_submit_ = op_;
+        deciding_ = false;
+    }
+    // Records of this and earlier operations go, but for the last submit's.
+    for (auto it = ops_.begin(); it != ops_.end() && it->first <= op_;)
+        it = it->first == decided_submit_ ? std::next(it) : ops_.erase(it);
     eng_.service_busy(-1);
 }
 
@@ -367,6 +490,7 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
     std::unique_lock l(m_);
     const std::uint64_t v = committed_ + 1;
     begin_op(v);
+    deciding_ = true;
     my_total_ = total;
     if (invalid.empty()) {
         // Replaces the placement of an abandoned attempt at this version;
@@ -383,9 +507,7 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
             my_blocks_ += run.bytes.size() / block_bytes_;
             for (const placement_unit& u : where.units(run.first_id, run.bytes.size() / block_bytes_)) {
                 const std::byte* at = run.bytes.data() + (u.first_id - run.first_id) * block_bytes_;
-                for (int k = 0; k < r_; ++k) {
-                    const int h = where.holder_of_copy(u.first_holder, k);
-                    if (!usable(h, v)) continue;  // dead for good: this copy is missing until re-replication
+                for (const int h : targets(where, u.first_holder, lost_)) {
                     if (h == me_) {
                         local->insert(local->end(), reinterpret_cast<const char*>(at),
                                       reinterpret_cast<const char*>(at) + u.count * block_bytes_);
@@ -420,16 +542,18 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
     cv_.wait(l, [&] { return outstanding_.empty() && sends_in_flight_ == 0; });
     send_done();
     cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
-    // Every rank that took part has all its copies held: the version is
-    // complete unless a rank is missing or the parts do not fit together.
-    std::uint64_t blocks = done_blocks_[op_] + my_blocks_;
-    const auto& totals = done_totals_[op_];
+    cv_.wait(l, [&] { return !outcome_open() || heard_everyone(); });
+    // Every rank that took part has all its copies held, or has died after
+    // its done reached some rank: the version is complete unless a done is
+    // missing everywhere or the parts do not fit together.
+    std::uint64_t blocks = 0;
     std::string problem = invalid;
-    if (problem.empty()) {
-        for (std::uint64_t t : totals)
-            if (t != total)
-                problem = "ranks disagree on the number of blocks (" + std::to_string(t) + " and " +
-                          std::to_string(total) + ")";
+    for (const detail::done_info& d : ops_[op_].done) {
+        if (!d.known) continue;
+        blocks += d.blocks;
+        if (problem.empty() && d.total != total)
+            problem = "ranks disagree on the number of blocks (" + std::to_string(d.total) + " and " +
+                      std::to_string(total) + ")";
     }
     if (problem.empty() && blocks != total)
         problem = "the ranks submitted " + std::to_string(blocks) + " blocks for a version of " +
@@ -471,11 +595,13 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
             ++counters_.malformed;
             return;
         }
-        auto buf = std::make_shared<const std::vector<char>>(std::move(bytes));
-        std::size_t at = d->payload_offset;
-        for (const id_range& r : d->ranges) {
-            held_[h.version][r.first] = piece{r.count, buf, at};
-            at += r.count * block_bytes_;
+        if (h.version >= committed_ && !closed_) {  // else a late repair, or a closed store
+            auto buf = std::make_shared<const std::vector<char>>(std::move(bytes));
+            std::size_t at = d->payload_offset;
+            for (const id_range& r : d->ranges) {
+                held_[h.version][r.first] = piece{r.count, buf, at};
+                at += r.count * block_bytes_;
+            }
         }
         head a;
         a.what = kind::ack;
@@ -485,66 +611,143 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         break;
     }
     case kind::get: {
-        std::vector<std::shared_ptr<const std::vector<char>>> keep;
-        auto segs = find(h.version, d->ranges, keep);
+        // Answers with what it holds of each range: a byte per range (1:
+        // here, its blocks follow), padded to 8, then the blocks held.
+        const std::size_t flags = (d->ranges.size() + 7) / 8 * 8;
+        auto reply = std::make_shared<std::pair<std::vector<char>, std::vector<std::shared_ptr<const std::vector<char>>>>>();
+        reply->first.assign(flags, 0);
+        std::vector<segment> segs{{reply->first.data(), flags}};
+        for (std::size_t i = 0; i < d->ranges.size(); ++i) {
+            auto found = find(h.version, {d->ranges[i]}, reply->second);
+            if (!found) continue;
+            reply->first[i] = 1;
+            segs.insert(segs.end(), found->begin(), found->end());
+            counters_.blocks_served += d->ranges[i].count;
+        }
         head a;
-        a.what = segs ? kind::data : kind::missing;
+        a.what = kind::data;
         a.op = h.op;
         a.request = h.request;
-        if (segs) counters_.blocks_served += blocks;
-        auto hold = std::make_shared<std::vector<std::shared_ptr<const std::vector<char>>>>(std::move(keep));
-        eng_.service_send(number(), source, detail::encode(a), segs ? std::move(*segs) : std::vector<segment>{},
-                          [hold](bool) {});
+        eng_.service_send(number(), source, detail::encode(a), std::move(segs), [reply](bool) {});
         break;
     }
     case kind::ack: {
-        auto it = outstanding_.find(h.request);
-        if (it != outstanding_.end() && it->second.what == kind::put && it->second.dest == source) outstanding_.erase(it);
+        for (auto* requests : {&outstanding_, &repairs_}) {
+            auto it = requests->find(h.request);
+            if (it != requests->end() && it->second.what == kind::put && it->second.dest == source) requests->erase(it);
+        }
         break;
     }
     case kind::data: {
         auto it = outstanding_.find(h.request);
         if (it == outstanding_.end() || it->second.what != kind::get || it->second.dest != source || !out_)
             return;  // answered already (a request sent again after a failure)
-        std::uint64_t want = 0;
-        for (auto& w : it->second.parts) want += w.ids.count * block_bytes_;
-        if (d->payload_bytes != want) {
+        auto& parts = it->second.parts;
+        const std::size_t flags = (parts.size() + 7) / 8 * 8;
+        std::uint64_t want = flags;
+        for (std::size_t i = 0; i < parts.size() && d->payload_bytes >= flags; ++i)
+            if (bytes[d->payload_offset + i]) want += parts[i].ids.count * block_bytes_;
+        if (d->payload_bytes < flags || d->payload_bytes != want) {
             ++counters_.malformed;
             return;
         }
-        std::size_t at = d->payload_offset;
-        for (auto& w : it->second.parts) {
+        std::size_t at = d->payload_offset + flags;
+        std::vector<wanted> again;
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            wanted& w = parts[i];
+            if (!bytes[d->payload_offset + i]) {  // not there (a new holder not reached by its repair yet)
+                w.tried[static_cast<std::size_t>(source)] = 1;
+                again.push_back(std::move(w));
+                continue;
+            }
             std::memcpy(out_->data() + w.out, bytes.data() + at, w.ids.count * block_bytes_);
             at += w.ids.count * block_bytes_;
         }
         outstanding_.erase(it);
-        break;
-    }
-    case kind::missing: {
-        auto it = outstanding_.find(h.request);
-        if (it == outstanding_.end() || it->second.what != kind::get || it->second.dest != source) return;
-        auto parts = std::move(it->second.parts);
-        outstanding_.erase(it);
-        for (auto& w : parts) w.tried[static_cast<std::size_t>(source)] = 1;
-        ++counters_.requests_rerouted;
-        route(std::move(parts));
+        if (!again.empty()) {
+            ++counters_.requests_rerouted;
+            route(std::move(again));
+        }
         break;
     }
     case kind::done: {
-        auto& from = done_from_[h.op];
-        from.resize(static_cast<std::size_t>(p_), 0);
-        if (from[static_cast<std::size_t>(source)]) return;
-        from[static_cast<std::size_t>(source)] = 1;
-        done_blocks_[h.op] += h.total;
-        done_totals_[h.op].push_back(h.request);
+        detail::done_info& info = done_of(h.op, source);
+        if (!info.known) info = {1, h.total, h.request};
+        break;
+    }
+    case kind::known: {
+        if (d->payload_bytes != static_cast<std::size_t>(p_) * sizeof(detail::done_info)) {
+            ++counters_.malformed;
+            return;
+        }
+        std::vector<detail::done_info> theirs(static_cast<std::size_t>(p_));
+        std::memcpy(theirs.data(), bytes.data() + d->payload_offset, d->payload_bytes);
+        for (int q = 0; q < p_; ++q) {
+            detail::done_info& info = done_of(h.op, q);
+            if (!info.known && theirs[static_cast<std::size_t>(q)].known) info = theirs[static_cast<std::size_t>(q)];
+        }
+        auto& heard = ops_[h.op].heard[h.request];
+        heard.resize(static_cast<std::size_t>(p_), 0);
+        heard[static_cast<std::size_t>(source)] = 1;
         break;
     }
     }
     cv_.notify_all();
 }
 
+std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
+    auto where_it = placements_.find(committed_);
+    if (where_it == placements_.end()) return 0;
+    const placement& where = where_it->second;
+    std::map<int, request> to;
+    std::map<int, std::vector<id_range>> ids_of;
+    std::uint64_t sent = 0;
+    for (const placement_unit& u : where.units(0, where.blocks())) {
+        std::vector<int> t;
+        std::vector<char> needs;
+        int sender = -1;
+        for (int k = 0; k < r_; ++k) {
+            const int original = where.holder_of_copy(u.first_holder, k);
+            const int h = resolve(original, lost_);
+            if (std::find(t.begin(), t.end(), h) != t.end()) continue;
+            t.push_back(h);
+            needs.push_back(lacks(h, original));
+            if (!needs.back() && sender < 0) sender = h;
+        }
+        if (sender != me_) continue;  // the first holder with a sure copy sends, the same on every rank
+        std::vector<std::shared_ptr<const std::vector<char>>> keep;
+        auto segs = find(committed_, {{u.first_id, u.count}}, keep);
+        if (!segs) continue;  // not here after all: this copy stays missing
+        for (std::size_t k = 0; k < t.size(); ++k) {
+            if (!needs[k] || t[k] == me_) continue;
+            request& rq = to[t[k]];
+            rq.dest = t[k];
+            rq.data.insert(rq.data.end(), segs->begin(), segs->end());
+            rq.keep.insert(rq.keep.end(), keep.begin(), keep.end());
+            ids_of[t[k]].push_back({u.first_id, u.count});
+            sent += u.count;
+        }
+    }
+    for (auto& [t, rq] : to) {
+        head hd;
+        hd.what = kind::put;
+        hd.version = committed_;
+        hd.total = where.blocks();
+        hd.request = next_request_++;
+        rq.what = kind::put;
+        rq.head = detail::encode(hd, ids_of[t]);
+        const std::uint64_t id = hd.request;
+        repairs_[id] = std::move(rq);
+        send(id);
+    }
+    counters_.blocks_repaired += sent;
+    return sent;
+}
+
 void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) {
     std::lock_guard l(m_);
+    recovery_ = eng_.recoveries();
+    const std::vector<char> lost_before = lost_;
     for (int q : lost) {
         lost_[static_cast<std::size_t>(q)] = 1;
         if (!absent_.empty()) absent_[static_cast<std::size_t>(q)] = 1;
@@ -558,25 +761,55 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     // holders where the one asked is gone.
     std::vector<wanted> again;
     std::vector<std::uint64_t> resend;
-    for (auto it = outstanding_.begin(); it != outstanding_.end();) {
-        if (usable(it->second.dest, op_version_)) {
-            resend.push_back(it->first);
-            ++it;
-            continue;
-        }
-        if (it->second.what == kind::get) {
-            for (auto& w : it->second.parts) {
-                w.tried[static_cast<std::size_t>(it->second.dest)] = 1;
-                again.push_back(std::move(w));
+    for (auto* requests : {&outstanding_, &repairs_}) {
+        for (auto it = requests->begin(); it != requests->end();) {
+            const int dest = it->second.dest;
+            if (!lost_[static_cast<std::size_t>(dest)] &&
+                std::find(replaced.begin(), replaced.end(), dest) == replaced.end()) {
+                resend.push_back(it->first);
+                ++it;
+                continue;
             }
-            ++counters_.requests_rerouted;
+            if (it->second.what == kind::get) {
+                for (auto& w : it->second.parts) {
+                    w.tried[static_cast<std::size_t>(dest)] = 1;
+                    again.push_back(std::move(w));
+                }
+                ++counters_.requests_rerouted;
+            }
+            it = requests->erase(it);  // a put to a dead or new process: that copy is missing until a repair
         }
-        it = outstanding_.erase(it);  // a put to a dead holder: that copy is missing
     }
     for (std::uint64_t id : resend) send(id);
     if (!again.empty()) route(std::move(again));
     if (done_sent_) send_done();
+    if (deciding_) send_known(op_);
+    if (decided_submit_) send_known(decided_submit_);
+    // Restore the replication level of the newest version (paper IV-E): the
+    // replaced ranks, and the ranks that hold in place of the newly lost
+    // ones, get the copies they lack from the first holder that has them.
+    repair([&](int target, int original) {
+        if (std::find(replaced.begin(), replaced.end(), target) != replaced.end()) return true;
+        return resolve(original, lost_before) != target;
+    });
     cv_.notify_all();
+}
+
+std::uint64_t store::impl::restore_replication() {
+    std::unique_lock l(m_);
+    begin_op(committed_);
+    const std::uint64_t version = committed_;
+    const std::uint64_t sent = repair([&](int target, int original) {
+        return target != original || holds_from_[static_cast<std::size_t>(target)] > version;
+    });
+    cv_.wait(l, [&] { return repairs_.empty() && sends_in_flight_ == 0; });
+    send_done();
+    cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
+    // Every rank's repairs are held now: replaced ranks surely hold this version.
+    for (std::size_t q = 0; q < holds_from_.size(); ++q)
+        if (!absent_[q]) holds_from_[q] = std::min(holds_from_[q], version);
+    end_op();
+    return sent;
 }
 
 // --- the public face -----------------------------------------------------
@@ -585,7 +818,13 @@ store::store(std::size_t block_bytes, options opts) : impl_(std::make_shared<imp
     impl_->start();
 }
 
-store::~store() { impl_->stop(); }
+store::~store() {
+    impl_->close();
+    static std::mutex m;
+    static std::vector<std::shared_ptr<impl>> closed;  // registered with the engine until the process ends
+    std::lock_guard l(m);
+    closed.push_back(std::move(impl_));
+}
 
 std::uint64_t store::submit(std::span<const block_run> runs, std::uint64_t total_blocks) {
     return impl_->submit(runs, total_blocks);
@@ -601,6 +840,7 @@ std::uint64_t store::submit(std::uint64_t first_id, std::uint64_t count,
 }
 
 std::vector<char> store::load(std::span<const id_range> ranges) { return impl_->load(ranges); }
+std::uint64_t store::restore_replication() { return impl_->restore_replication(); }
 std::uint64_t store::version() const { return impl_->version(); }
 std::uint64_t store::blocks() const { return impl_->blocks(); }
 std::size_t store::block_bytes() const noexcept { return impl_->block_bytes_; }

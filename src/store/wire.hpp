@@ -15,10 +15,17 @@ namespace rampart::store::detail {
 enum class kind : std::uint32_t {
     put = 1,      // copies of blocks for the receiver to hold; answered by ack
     ack = 2,      // the put with this request number is held
-    get = 3,      // send me these blocks; answered by data or missing
-    data = 4,     // the blocks of the get with this request number, in its order
-    missing = 5,  // the receiver does not hold all blocks of that get
-    done = 6,     // the sender's part of operation `op` is over
+    get = 3,      // send me these blocks; answered by data
+    data = 4,     // of the get with this request number: which of its ranges are here, and their blocks
+    done = 5,     // the sender's part of operation `op` is over
+    known = 6,    // after recovery `request`: the dones of submit `op` the sender knows (done_info per rank)
+};
+
+/// One rank's part of a submit as another rank learnt it.
+struct done_info {
+    std::uint64_t known = 0;   // 1: its done arrived (directly or through a known message)
+    std::uint64_t blocks = 0;  // blocks it submitted
+    std::uint64_t total = 0;   // blocks in the version, as it declared
 };
 
 struct head {
@@ -52,7 +59,7 @@ inline std::optional<decoded> decode(const std::vector<char>& bytes, std::size_t
     decoded d;
     if (bytes.size() < offset || bytes.size() - offset < sizeof(head)) return std::nullopt;
     std::memcpy(&d.h, bytes.data() + offset, sizeof(head));
-    if (d.h.magic != head::magic_value || d.h.what < kind::put || d.h.what > kind::done) return std::nullopt;
+    if (d.h.magic != head::magic_value || d.h.what < kind::put || d.h.what > kind::known) return std::nullopt;
     const std::size_t left = bytes.size() - offset - sizeof(head);
     if (d.h.ranges > left / sizeof(id_range)) return std::nullopt;
     d.ranges.resize(d.h.ranges);

@@ -9,10 +9,13 @@
 #include <rampart/store/store.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "store_data.hpp"
@@ -31,14 +34,30 @@ int main(int argc, char** argv) {
     for (int i = 3; i < argc; ++i) dead.push_back(std::atoi(argv[i]));
     const std::size_t bb = 64;
     const std::uint64_t per = 2048, n = per * static_cast<std::uint64_t>(p);
+    // Every rank's process id, for the killer below.
+    std::vector<rampart::future<void>> sent;
+    for (int q = 0; q < p; ++q)
+        if (q != me) sent.push_back(rampart::comm::isend(q, 1, static_cast<long>(::getpid())));
+    std::vector<long> pids(static_cast<std::size_t>(p), static_cast<long>(::getpid()));
+    for (int q = 0; q < p; ++q)
+        if (q != me) pids[static_cast<std::size_t>(q)] = rampart::comm::irecv<long>(q, 1).get();
+    for (auto& f : sent) f.get();
     rs::store s(bb, o);
     const std::uint64_t first = per * static_cast<std::uint64_t>(me);
     s.submit(first, store_test::blocks(first, per, bb), n);
     // An empty load first: once it is over on a rank, every rank has ended
-    // its submit. (A crash in the moments right after a submit can still make
-    // ranks disagree on whether the version is complete; see docs/store.md.)
+    // its submit and holds its copies.
     s.load(std::span<const rs::id_range>{});
-    if (std::find(dead.begin(), dead.end(), me) != dead.end()) std::raise(SIGKILL);
+    // The dead die together: the last of them kills the others and itself
+    // within microseconds, before any recovery could let a survivor restore
+    // copies from one of them.
+    if (!dead.empty() && me == dead.back()) {
+        for (int d : dead)
+            if (d != me) ::kill(pids[static_cast<std::size_t>(d)], SIGKILL);
+        std::raise(SIGKILL);
+    }
+    if (std::find(dead.begin(), dead.end(), me) != dead.end())
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // until killed
 
     // Which blocks have no surviving holder, by the placement every rank knows.
     rs::placement where(n, p, s.replicas(), o.permutation_range_bytes / bb, o.seed);

@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace rampart::comm {
 
@@ -30,6 +31,22 @@ inline int size() { return detail::engine::get().size(); }
 ///
 ///     for (int it = 0; it < n; ++it) { rampart::comm::report_iteration(it); step(); }
 inline void report_iteration(std::uint64_t iteration) { detail::engine::get().report_iteration(iteration); }
+
+/// Logical ranks that died with no spare rank to replace them, sorted.
+inline std::vector<int> lost_ranks() { return detail::engine::get().lost_ranks(); }
+
+/// Shrinking recovery, the way of MPIX_Comm_failure_ack: when a rank is lost
+/// for good, every receive waiting at that moment fails with a comm_error,
+/// and so does every new receive until the program calls this function to
+/// say that it carries on without the lost ranks (for example by loading
+/// their data from a rampart::store). From then on receives from living
+/// ranks work; receives from and sends to lost ranks fail. Returns the lost
+/// ranks it acknowledges.
+///
+///     try { step(); } catch (const rampart::comm::comm_error&) {
+///         auto lost = rampart::comm::acknowledge_losses();   // take over their work
+///     }
+inline std::vector<int> acknowledge_losses() { return detail::engine::get().acknowledge_losses(); }
 
 namespace detail {
 

@@ -62,6 +62,7 @@ struct store_counters {
     std::uint64_t blocks_served = 0;     ///< to other ranks' loads
     std::uint64_t requests_rerouted = 0; ///< sent again to another copy after a failure
     std::uint64_t malformed = 0;         ///< store messages that did not parse, dropped
+    std::uint64_t blocks_repaired = 0;   ///< copies this rank sent to restore the replication level
 };
 
 /// A replicated store over all logical ranks of the runtime. submit and load
@@ -117,6 +118,17 @@ public:
         if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
         return out;
     }
+
+    /// Restores the replication level of the newest version after failures
+    /// (the restore paper's IV-E): ranks that replaced dead ones, and the
+    /// next living rank after each rank lost for good, get the copies they
+    /// should hold from a rank that has them. Collective. The store also
+    /// starts this by itself after every recovery, without waiting; this call
+    /// waits until every copy is held again (blocks whose copies are all lost
+    /// stay lost). Returns the blocks this rank sent.
+    ///
+    ///     s.restore_replication();   // now r more failures can be survived again
+    std::uint64_t restore_replication();
 
     /// The newest complete version (0 before the first submit).
     std::uint64_t version() const;

@@ -25,7 +25,42 @@ struct engine_counters {
     std::uint64_t malformed = 0;
     std::uint64_t messages_resent = 0;  ///< sent again after a crash, from the send log
     std::uint64_t bytes_resent = 0;
+    std::uint64_t send_log_messages = 0;  ///< held in the send log now (kept only when spares exist)
+    std::uint64_t send_log_bytes = 0;     ///< their envelopes and payloads
+    std::uint64_t send_log_trimmed = 0;   ///< messages dropped from the log by trim_send_log
+    /// Receive channels that lost messages for good: no process can send them
+    /// any more (a send log trimmed past them, a checkpoint that does not
+    /// match, or no send log at all). Their receives fail with a comm_error.
+    std::uint64_t channels_lost = 0;
     double cpu_seconds = 0;  ///< CPU time of the engine thread: the cost of communication
+};
+
+/// How far the numbered channels of one rank have gone: per (dest, tag) the
+/// messages it has sent, per (source, tag) the messages its program has
+/// received. Taken by engine::snapshot_channels at a checkpoint, given back
+/// to a replacement by engine::restore_channels, and used to trim the send
+/// log (engine::trim_send_log). A plain value: to_bytes() and from_bytes()
+/// turn it into bytes and back, for the store.
+struct channel_state {
+    struct count {
+        std::int32_t peer = 0;  ///< logical rank: the destination of `sent`, the source of `received`
+        std::int32_t tag = 0;
+        std::uint64_t messages = 0;
+        friend bool operator==(const count&, const count&) = default;
+    };
+    std::int32_t rank = -1;       ///< the logical rank whose channels these are
+    std::vector<count> sent;      ///< sorted by (peer, tag), one entry per channel
+    std::vector<count> received;  ///< sorted by (peer, tag), one entry per channel
+    friend bool operator==(const channel_state&, const channel_state&) = default;
+
+    /// A self-describing byte form (magic, version, counts; the host's byte
+    /// order, as every process of one job shares it).
+    std::vector<char> to_bytes() const;
+    /// The inverse of to_bytes(). Bytes that are not one (truncated, too
+    /// long, another magic or version, negative ranks or tags, entries out of
+    /// order or repeated) are a rampart::invalid_argument naming the problem.
+    static channel_state from_bytes(const void* data, std::size_t bytes);
+    static channel_state from_bytes(const std::vector<char>& bytes) { return from_bytes(bytes.data(), bytes.size()); }
 };
 
 /// A protocol of the runtime's own on top of MPI (the replicated store):
@@ -102,6 +137,64 @@ public:
     void service_busy(int delta);
     /// Logical ranks dead with no spare to replace them, sorted.
     std::vector<int> lost_ranks() const;
+    /// Recoveries ended so far: the same count on every process of the job
+    /// (spares too) once it has seen the same recoveries.
+    std::uint64_t recoveries() const;
+    /// The program carries on without the lost ranks: receives from living
+    /// ranks work again. Returns the lost ranks acknowledged.
+    std::vector<int> acknowledge_losses();
+
+    using channel_state = detail::channel_state;
+
+    /// Checkpoints (from any thread but the engine's; each call waits for
+    /// the engine thread to do it). A checkpoint must be taken where the
+    /// program waits for no message: every receive it posted has been
+    /// delivered, so that the counts and the program's state agree.
+    ///
+    ///     auto channels = engine::get().snapshot_channels();      // at iteration k
+    ///     save(k, my_state, channels.to_bytes());                // the store, in rampart
+    ///     ... once every rank has saved k: engine::get().trim_send_log(channels);
+    ///     // a replacement (incarnation() > 0) that finds checkpoint k:
+    ///     engine::get().restore_channels(channel_state::from_bytes(bytes));   // then resume at k
+    ///
+    /// The counts of this rank's channels now: messages sent (the next send
+    /// sequence) per (dest, tag), messages delivered to the program per
+    /// (source, tag). Throws rampart::invalid_argument naming the channel if
+    /// a receive is posted and not yet delivered. A message that arrived
+    /// before the program asked for it is not counted (it is after the
+    /// checkpoint for its receiver; its sender still has it in its log).
+    channel_state snapshot_channels();
+
+    /// On a replacement (a spare that took over this logical rank), before
+    /// its program sends or receives on the channels of `state`: the program
+    /// resumes from the checkpoint where `state` was taken. Sends continue
+    /// numbering from the counts of `state.sent` (the survivors see them as
+    /// the messages they had from the dead process, and drop those they have
+    /// already); the send log starts there. Receives start at the counts of
+    /// `state.received`: messages below (the survivors' re-sends of what the
+    /// checkpoint already holds) are dropped, the next is delivered. The
+    /// survivors are told the restored send counts, so that they wait only
+    /// for the duplicates that will come.
+    /// Throws rampart::invalid_argument, changing nothing, if `state` is for
+    /// another rank, names a rank or tag out of range, or a channel of it
+    /// has been used already by this process. Throws comm_error, with the
+    /// state restored, if some survivor can no longer send messages the
+    /// checkpoint lacks (its log was trimmed past them: a checkpoint older
+    /// than the one the survivors trimmed at); receives on those channels
+    /// fail with a comm_error too.
+    void restore_channels(const channel_state& state);
+
+    /// Drops from the send log the messages to each (dest, tag) of
+    /// `upto.sent` whose sequence is below its count; the log then holds only
+    /// what was sent after the checkpoint. Call it with this rank's own
+    /// snapshot once every rank has committed that checkpoint: every message
+    /// sent before it has been received then, and a replacement restarts
+    /// from it or a later one. A replacement that restarts from an older
+    /// point finds the messages gone: its receives on those channels fail
+    /// with a comm_error naming the channel. Throws rampart::invalid_argument,
+    /// changing nothing, if `upto` is another rank's, or a count exceeds the
+    /// messages sent on its channel. Without spares (no log) it only checks.
+    void trim_send_log(const channel_state& upto);
 
     /// Records the program's iteration; kills this rank if RAMPART_KILL
     /// orders it for this iteration.
