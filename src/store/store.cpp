@@ -351,6 +351,7 @@ bool store::impl::copy_local(const wanted& w) {
 // chosen last go to it too, so that a holder gets one request for a run of
 // blocks (the paper's IV-A).
 void store::impl::route(std::vector<wanted> parts) {
+    constexpr std::uint64_t slice_bytes = 1 << 20;
     const placement& where = placements_.at(op_version_);
     std::map<int, std::uint64_t> open;  // holder -> its request being built
     int last = -1;
@@ -379,28 +380,37 @@ void store::impl::route(std::vector<wanted> parts) {
                 lost_ids_.push_back(piece_part.ids);
                 continue;
             }
-            // A copy here is a memory copy; else the holder asked last, so
-            // that consecutive blocks go in one request; else a random one,
-            // so that the survivors share the serving.
+            // A copy here is a memory copy. Else long runs (no permutation)
+            // are cut into slices, each from a random holder, so that all
+            // holders serve (the paper sends a run to one holder); a unit
+            // of its own goes to the holder asked last if it can, so that
+            // consecutive blocks go in one request, else to a random one.
             const auto has = [&](int q) { return std::find(candidates.begin(), candidates.end(), q) != candidates.end(); };
-            int h = has(me_)    ? me_
-                    : has(last) ? last
-                                : candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
-            last = h;
-            if (h == me_) {
-                if (copy_local(piece_part)) continue;
-                piece_part.tried[static_cast<std::size_t>(me_)] = 1;
-                route({piece_part});
-                continue;
+            const std::uint64_t slice =
+                has(me_) ? u.count : std::max<std::uint64_t>(1, slice_bytes / static_cast<std::uint64_t>(block_bytes_));
+            for (std::uint64_t at = 0; at < u.count; at += slice) {
+                wanted part{{u.first_id + at, std::min(slice, u.count - at)}, piece_part.out + at * block_bytes_,
+                            piece_part.tried};
+                const int h = has(me_)                        ? me_
+                              : u.count <= slice && has(last) ? last
+                                                              : candidates[std::uniform_int_distribution<std::size_t>(
+                                                                    0, candidates.size() - 1)(rng_)];
+                last = h;
+                if (h == me_) {
+                    if (copy_local(part)) continue;
+                    part.tried[static_cast<std::size_t>(me_)] = 1;
+                    route({part});
+                    continue;
+                }
+                auto [it, fresh] = open.try_emplace(h, 0);
+                if (fresh) {
+                    it->second = next_request_++;
+                    request& rq = outstanding_[it->second];
+                    rq.dest = h;
+                    rq.what = kind::get;
+                }
+                outstanding_[it->second].parts.push_back(std::move(part));
             }
-            auto [it, fresh] = open.try_emplace(h, 0);
-            if (fresh) {
-                it->second = next_request_++;
-                request& rq = outstanding_[it->second];
-                rq.dest = h;
-                rq.what = kind::get;
-            }
-            outstanding_[it->second].parts.push_back(std::move(piece_part));
         }
     }
     for (auto& [h, id] : open) {
