@@ -6,6 +6,7 @@
 #include <rampart/store/store.hpp>
 
 #include "../common/hex.hpp"
+#include "../common/mix.hpp"
 
 #include <xxhash.h>
 
@@ -20,11 +21,7 @@ namespace rampart::kmeans {
 
 namespace {
 
-std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+using cli::mix;
 
 double unit(std::uint64_t x) { return static_cast<double>(x >> 11) * 0x1.0p-53; }  // [0, 1)
 

@@ -4,6 +4,7 @@
 #include <rampart/rampart.hpp>
 
 #include "../common/hex.hpp"
+#include "../common/mix.hpp"
 
 #include <xxhash.h>
 
@@ -15,11 +16,7 @@
 namespace rampart::smith_waterman {
 
 namespace {
-std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+using cli::mix;
 }  // namespace
 
 std::string make_sequence(std::size_t length, std::uint64_t seed) {
