@@ -38,6 +38,14 @@
 
 namespace rampart::comm::detail {
 
+// The engine's own messages between processes (envelope kind control_kind,
+// their meaning in the sequence field).
+inline constexpr std::uint16_t control_kind = 3;
+inline constexpr std::uint64_t control_done = 1;  // the sender's program has ended
+// A replacement restored from a checkpoint: its payload is pairs (tag, next
+// send sequence) of its channels to the receiver.
+inline constexpr std::uint64_t control_restored = 2;
+
 std::string mpi_error_text(int rc);
 /// Wall-clock microseconds, comparable between processes of one machine.
 std::int64_t wall_clock_us();
