@@ -126,7 +126,9 @@ void engine::impl::stop() {
 
 engine::impl::role engine::impl::wait_while_spare() {
     std::unique_lock lock(mutex_);
-    role_cv_.wait(lock, [this] { return role_ != role::spare; });
+    // A replacement starts its program once the recovery that chose it has
+    // ended, with everything the survivors told it in hand.
+    role_cv_.wait(lock, [this] { return role_ != role::spare && !recovering_; });
     return role_;
 }
 
@@ -227,7 +229,12 @@ bool engine::impl::progress_services() {
 void engine::impl::notify_services(const std::vector<int>& replaced, const std::vector<int>& lost) {
     std::lock_guard lock(services_mutex_);
     lost_shared_ = lost_;
-    for (auto& [n, s] : services_) s->on_recovery(replaced, lost);
+    for (auto& [n, s] : services_) {
+        auto it = service_states_.find(n);
+        s->on_recovery(replaced, lost,
+                       it != service_states_.end() ? it->second
+                                                   : std::vector<std::vector<char>>(static_cast<std::size_t>(owner_.size_)));
+    }
 }
 
 int engine::impl::comm_rank_of_logical(int logical) const {
@@ -771,6 +778,12 @@ void engine::service_busy(int delta) {
 std::vector<int> engine::lost_ranks() const {
     std::lock_guard lock(impl_->services_mutex_);
     return impl_->lost_shared_;
+}
+
+std::vector<std::vector<char>> engine::recovery_states(int number) const {
+    std::lock_guard lock(impl_->services_mutex_);
+    auto it = impl_->service_states_.find(number);
+    return it == impl_->service_states_.end() ? std::vector<std::vector<char>>{} : it->second;
 }
 
 std::uint64_t engine::recoveries() const { return impl_->recoveries_ended_.load(); }

@@ -173,6 +173,7 @@ private:
     std::optional<std::vector<char>> receive_any(int tag, int& comm_source);
     bool progress_services();
     void notify_services(const std::vector<int>& replaced, const std::vector<int>& lost);
+    bool exchange_service_states();
     void finish_send(active_send& s, int rc);
     void complete(channel& ch, active_recv& r);
     void fail_front(channel& ch, std::exception_ptr error);
@@ -242,6 +243,7 @@ private:
     std::map<std::pair<int, int>, channel> channels_;
     std::map<std::pair<int, int>, std::uint64_t> next_send_sequence_;
     std::chrono::steady_clock::time_point last_watch_{};
+    bool recovering_ = false;    // under mutex_: a recovery is under way
     bool failure_seen_ = false;  // an MPI error that may mean a dead process
     std::string last_error_;     // its text
     std::vector<int> lost_;      // logical ranks dead with no spare left
@@ -255,6 +257,7 @@ private:
     std::map<int, service*> services_;
     int next_service_ = 1;
     std::map<int, std::vector<std::pair<int, std::vector<char>>>> early_services_;
+    std::map<int, std::vector<std::vector<char>>> service_states_;  // number -> by logical rank, last recovery
     std::atomic<bool> has_services_{false};
     std::atomic<int> service_busy_{0};
     std::vector<int> lost_shared_;  // a copy of lost_ for other threads, under services_mutex_

@@ -90,6 +90,10 @@ void engine::impl::recover() {
 #else
     recovery_record r;
     r.detect_us = wall_clock_us();
+    {
+        std::lock_guard lock(mutex_);
+        recovering_ = true;
+    }
     for (;;) {
         ++r.rounds;
         revoke();
@@ -121,7 +125,8 @@ void engine::impl::recover() {
             fail_all_waiting(last_error_);
         }
         maybe_kill_during_recovery();  // fault injection: a crash after the agreement, in the midst of recovery
-        if (!exchange_and_resend(r) || failure_seen_) continue;  // another process died meanwhile
+        if (!exchange_and_resend(r) || !exchange_service_states() || failure_seen_)
+            continue;  // another process died meanwhile
         break;
     }
     if (self_done_) announce_done();  // what was in flight died with the old communicator
@@ -129,6 +134,11 @@ void engine::impl::recover() {
     for (auto [logical, process] : r.replacements) replaced.push_back(logical);
     ++recoveries_ended_;
     notify_services(replaced, r.lost);
+    {
+        std::lock_guard lock(mutex_);
+        recovering_ = false;
+    }
+    role_cv_.notify_all();
     r.resumed_us = wall_clock_us();
     recoveries_.push_back(std::move(r));
 #endif
@@ -322,6 +332,66 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
     }
     r.resent_messages += resent_.load() - resent_before;
     r.resent_bytes += resent_bytes_.load() - bytes_before;
+    return true;
+}
+
+// Every process hands every other the recovery states of its services:
+// entries (u32 service number, u32 bytes, bytes). Spares have none.
+bool engine::impl::exchange_service_states() {
+    std::vector<char> mine;
+    {
+        std::lock_guard lock(services_mutex_);
+        for (auto& [n, s] : services_) {
+            const std::vector<char> b = s->recovery_state();
+            const std::uint32_t head[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(b.size())};
+            const std::size_t at = mine.size();
+            mine.resize(at + sizeof head + b.size());
+            std::memcpy(mine.data() + at, head, sizeof head);
+            if (!b.empty()) std::memcpy(mine.data() + at + sizeof head, b.data(), b.size());
+        }
+    }
+    int m = 0;
+    MPI_Comm_size(comm_, &m);
+    const auto M = static_cast<std::size_t>(m);
+    int size = static_cast<int>(mine.size());
+    std::vector<int> sizes(M), displs(M);
+    int rc = MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_);
+    if (rc != MPI_SUCCESS) {
+        failure_text(rc);
+        return false;
+    }
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < M; ++i) {
+        displs[i] = static_cast<int>(total);
+        total += static_cast<std::size_t>(sizes[i]);
+    }
+    std::vector<char> all(std::max<std::size_t>(total, 1));
+    rc = MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), displs.data(), MPI_BYTE, comm_);
+    if (rc != MPI_SUCCESS) {
+        failure_text(rc);
+        return false;
+    }
+    std::map<int, std::vector<std::vector<char>>> states;
+    for (std::size_t i = 0; i < M; ++i) {
+        const int logical = logical_of_comm_rank(static_cast<int>(i));
+        std::size_t at = static_cast<std::size_t>(displs[i]);
+        const std::size_t end = at + static_cast<std::size_t>(sizes[i]);
+        while (logical >= 0 && end - at >= 2 * sizeof(std::uint32_t)) {
+            std::uint32_t head[2];
+            std::memcpy(head, all.data() + at, sizeof head);
+            at += sizeof head;
+            if (head[1] > end - at) {
+                ++malformed_;
+                break;
+            }
+            auto& by_rank = states[static_cast<int>(head[0])];
+            by_rank.resize(static_cast<std::size_t>(owner_.size_));
+            by_rank[static_cast<std::size_t>(logical)].assign(all.data() + at, all.data() + at + head[1]);
+            at += head[1];
+        }
+    }
+    std::lock_guard lock(services_mutex_);
+    service_states_ = std::move(states);
     return true;
 }
 

@@ -102,7 +102,8 @@ public:
     std::uint64_t restore_replication();
 
     void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override;
-    void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) override;
+    void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
+                     const std::vector<std::vector<char>>& states) override;
 
     std::uint64_t version() const {
         std::lock_guard l(m_);
@@ -754,7 +755,8 @@ std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
     return sent;
 }
 
-void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) {
+void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
+                              const std::vector<std::vector<char>>&) {
     std::lock_guard l(m_);
     recovery_ = eng_.recoveries();
     const std::vector<char> lost_before = lost_;

@@ -23,6 +23,7 @@
 namespace rs = rampart::store;
 
 int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach the test log even if the run hangs later
     rampart::runtime rt(1);
     const int me = rampart::comm::rank(), p = rampart::comm::size();
     if (argc < 4) return 2;
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     // An empty load first: once it is over on a rank, every rank has ended
     // its submit and holds its copies.
     s.load(std::span<const rs::id_range>{});
+    std::printf("rank %d: submitted\n", me);
     // The dead die together: the last of them kills the others and itself
     // within microseconds, before any recovery could let a survivor restore
     // copies from one of them.

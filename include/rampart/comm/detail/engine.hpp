@@ -74,9 +74,17 @@ public:
     virtual void on_message(int source, std::vector<char>&& bytes, std::size_t offset) = 0;
     /// A recovery ended. `replaced` logical ranks run on a new process now
     /// (what they held is gone); `lost` logical ranks have no process any
-    /// more. Messages in flight during the recovery may be lost: send again
-    /// what still lacks an answer.
-    virtual void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost) = 0;
+    /// more. `states[q]` is what recovery_state() gave on logical rank q in
+    /// this recovery, the same on every process (empty where the service
+    /// does not exist, as on a replacement that has not created it yet).
+    /// Messages in flight during the recovery may be lost: send again what
+    /// still lacks an answer.
+    virtual void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
+                             const std::vector<std::vector<char>>& states) = 0;
+    /// What this rank's service tells the others at each recovery, once the
+    /// survivors have agreed on who died (so that all decide from the same
+    /// facts, with no further message). Called on the engine thread.
+    virtual std::vector<char> recovery_state() { return {}; }
     /// Its number (engine::add_service sets it before the first call).
     int number() const noexcept { return number_; }
 
@@ -135,6 +143,10 @@ public:
     /// While some service operation runs (count above 0), the engine polls
     /// without pausing, so that service messages are answered at once.
     void service_busy(int delta);
+    /// The states (see service::recovery_state) of service `number`, by
+    /// logical rank, from the last recovery: for a service created after it,
+    /// as on the process that replaced a dead rank. Empty before any recovery.
+    std::vector<std::vector<char>> recovery_states(int number) const;
     /// Logical ranks dead with no spare to replace them, sorted.
     std::vector<int> lost_ranks() const;
     /// Recoveries ended so far: the same count on every process of the job

@@ -1,0 +1,91 @@
+// The engine hands every service the recovery states of its peers (real
+// SIGKILL, one spare): rank 1 dies at iteration 5 and a spare replaces it.
+// Every survivor's service must get, in that recovery, each survivor's state
+// and nothing for rank 1 (its new process has no service yet); the
+// replacement, creating its service after the recovery, must find the same
+// states through engine::recovery_states. Prints "states agree" on success.
+// Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter5 mpiexec -n 4 ...
+#include <rampart/comm/detail/engine.hpp>
+#include <rampart/rampart.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cd = rampart::comm::detail;
+
+namespace {
+
+std::string state_of(int rank, int incarnation) {
+    return "rank " + std::to_string(rank) + " incarnation " + std::to_string(incarnation);
+}
+
+class probe final : public cd::service {
+public:
+    void on_message(int, std::vector<char>&&, std::size_t) override {}
+    void on_recovery(const std::vector<int>&, const std::vector<int>&,
+                     const std::vector<std::vector<char>>& states) override {
+        std::lock_guard l(m_);
+        seen_ = states;
+        ++recoveries_;
+    }
+    std::vector<char> recovery_state() override {
+        auto& e = cd::engine::get();
+        const std::string s = state_of(e.rank(), e.incarnation());
+        return {s.begin(), s.end()};
+    }
+    int recoveries() {
+        std::lock_guard l(m_);
+        return recoveries_;
+    }
+    std::vector<std::vector<char>> seen() {
+        std::lock_guard l(m_);
+        return seen_;
+    }
+
+private:
+    std::mutex m_;
+    std::vector<std::vector<char>> seen_;
+    int recoveries_ = 0;
+};
+
+// "" when states[q] is survivor q's state for every q but the replaced rank 1,
+// whose entry is empty; else what differs.
+std::string check(const std::vector<std::vector<char>>& states, int size) {
+    if (static_cast<int>(states.size()) != size) return std::to_string(states.size()) + " entries";
+    for (int q = 0; q < size; ++q) {
+        const std::string got(states[static_cast<std::size_t>(q)].begin(), states[static_cast<std::size_t>(q)].end());
+        const std::string want = q == 1 ? "" : state_of(q, 0);
+        if (got != want) return "rank " + std::to_string(q) + ": \"" + got + "\", want \"" + want + "\"";
+    }
+    return "";
+}
+
+}  // namespace
+
+int main() {
+    rampart::runtime rt(1);
+    auto& e = cd::engine::get();
+    probe p;
+    const int number = e.add_service(&p);
+    std::string problem;
+    if (e.incarnation() > 0) {
+        problem = check(e.recovery_states(number), e.size());
+    } else {
+        for (std::uint64_t it = 0; it < 10; ++it) e.report_iteration(it);  // rank 1 dies at 5
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (p.recoveries() == 0 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        problem = p.recoveries() == 0 ? "no recovery" : check(p.seen(), e.size());
+    }
+    e.remove_service(number);
+    if (!problem.empty()) {
+        std::printf("rank %d (incarnation %d): FAIL: %s\n", e.rank(), e.incarnation(), problem.c_str());
+        return 1;
+    }
+    std::printf("rank %d (incarnation %d): states agree\n", e.rank(), e.incarnation());
+    return 0;
+}
