@@ -48,6 +48,13 @@ std::string check_ranges(std::vector<id_range> rs, std::uint64_t n) {
     return "";
 }
 
+// The last operation begun, from a store's recovery state (0 if none).
+std::uint64_t begun_of(const std::vector<char>& state) {
+    std::uint64_t words[2] = {0, 0};
+    if (state.size() == sizeof words) std::memcpy(words, state.data(), sizeof words);
+    return words[0];
+}
+
 std::vector<id_range> merged(std::vector<id_range> rs) {
     std::sort(rs.begin(), rs.end(), [](auto& a, auto& b) { return a.first < b.first; });
     std::vector<id_range> out;
@@ -80,6 +87,7 @@ public:
         rng_.seed(o.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(me_));
         lost_.assign(static_cast<std::size_t>(p_), 0);
         holds_from_.assign(static_cast<std::size_t>(p_), 0);
+        absent_until_.assign(static_cast<std::size_t>(p_), 0);
         for (int l : eng_.lost_ranks()) lost_[static_cast<std::size_t>(l)] = 1;
     }
 
@@ -104,6 +112,8 @@ public:
     void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override;
     void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
                      const std::vector<std::vector<char>>& states) override;
+    std::vector<char> recovery_state() override;
+    void join();
 
     std::uint64_t version() const {
         std::lock_guard l(m_);
@@ -207,6 +217,16 @@ private:
     bool deciding_ = false;       // the current operation is a submit not yet decided
     std::uint64_t decided_submit_ = 0;  // the last submit decided here, told again at each recovery
     std::uint64_t recovery_ = 0;  // recoveries of the engine seen
+    bool in_op_ = false;
+    // Joining of replacements (see recovery_state): a replaced rank's new
+    // process takes no part in operations up to absent_until_[rank], the
+    // last operation any survivor had begun when it was replaced.
+    std::vector<std::uint64_t> absent_until_;
+    std::uint64_t known_due_op_ = 0, known_due_recovery_ = 0;  // operation begun later whose known is due
+    std::uint64_t join_op_ = 0;               // queries are answered once this operation is over
+    std::vector<int> queries_;                // ranks whose query waits for that
+    bool joined_ = true;                      // false on a replacement until a query is answered
+    void answer(int q);
     std::map<std::uint64_t, op_record> ops_;
     bool done_sent_ = false;
     std::uint64_t my_blocks_ = 0, my_total_ = 0;
@@ -462,13 +482,20 @@ std::vector<char> store::impl::load(std::span<const id_range> ranges) {
 void store::impl::begin_op(std::uint64_t version) {
     ++op_;
     op_version_ = version;
+    in_op_ = true;
     absent_.assign(static_cast<std::size_t>(p_), 0);
     participant_.resize(static_cast<std::size_t>(p_));
-    for (int q = 0; q < p_; ++q) participant_[static_cast<std::size_t>(q)] = !lost_[static_cast<std::size_t>(q)];
+    for (std::size_t q = 0; q < static_cast<std::size_t>(p_); ++q) {
+        participant_[q] = !lost_[q];
+        absent_[q] = op_ <= absent_until_[q];  // replaced while some rank was in this operation already
+    }
     done_sent_ = false;
     my_blocks_ = my_total_ = 0;
     lost_ids_.clear();
     eng_.service_busy(1);
+    // Ranks that were in this operation at the last recovery have said what
+    // they know of it; a rank that begins it only now says so here.
+    if (op_ == known_due_op_ && recovery_ == known_due_recovery_) send_known(op_);
 }
 
 void store::impl::end_op() {
@@ -480,7 +507,22 @@ void store::impl::end_op() {
     // Records of this and earlier operations go, but for the last submit's.
     for (auto it = ops_.begin(); it != ops_.end() && it->first <= op_;)
         it = it->first == decided_submit_ ? std::next(it) : ops_.erase(it);
+    in_op_ = false;
+    if (op_ >= join_op_) {
+        for (int q : queries_) answer(q);
+        queries_.clear();
+    }
     eng_.service_busy(-1);
+}
+
+void store::impl::answer(int q) {
+    head a;
+    a.what = kind::answer;
+    a.op = in_op_ ? op_ - 1 : op_;  // operations over
+    a.version = committed_;
+    auto it = placements_.find(committed_);
+    a.total = it == placements_.end() ? 0 : it->second.blocks();
+    eng_.service_send(number(), q, detail::encode(a), {}, [](bool) {});
 }
 
 // --- submit --------------------------------------------------------------
@@ -686,6 +728,25 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         if (!info.known) info = {1, h.total, h.request};
         break;
     }
+    case kind::query: {
+        if (op_ < join_op_ || (op_ == join_op_ && in_op_))
+            queries_.push_back(source);  // answered once the operations it did not take part in are decided
+        else
+            answer(source);
+        break;
+    }
+    case kind::answer: {
+        if (joined_) break;
+        op_ = std::max(op_, h.op);
+        committed_ = h.version;
+        if (h.version > 0) {
+            placements_.erase(h.version);
+            placements_.emplace(h.version, placement(h.total, p_, r_, range_blocks_, opts_.seed));
+        }
+        holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
+        joined_ = true;
+        break;
+    }
     case kind::known: {
         if (d->payload_bytes != static_cast<std::size_t>(p_) * sizeof(detail::done_info)) {
             ++counters_.malformed;
@@ -756,9 +817,18 @@ std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
 }
 
 void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
-                              const std::vector<std::vector<char>>&) {
+                              const std::vector<std::vector<char>>& states) {
     std::lock_guard l(m_);
     recovery_ = eng_.recoveries();
+    // The last operation any survivor had begun: replacements join after it.
+    std::uint64_t begun = 0;
+    for (const auto& st : states) begun = std::max(begun, begun_of(st));
+    for (int q : replaced) absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
+    if (!replaced.empty()) {
+        join_op_ = std::max(join_op_, begun);
+        known_due_op_ = begun;
+        known_due_recovery_ = recovery_;
+    }
     const std::vector<char> lost_before = lost_;
     for (int q : lost) {
         lost_[static_cast<std::size_t>(q)] = 1;
@@ -807,6 +877,42 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     cv_.notify_all();
 }
 
+// What a survivor's store tells the others, and a replacement's, at a
+// recovery: the last operation it has begun. All then agree, from the same
+// facts, that a replaced rank's new process joins after the latest of them.
+std::vector<char> store::impl::recovery_state() {
+    std::lock_guard l(m_);
+    if (!joined_ || closed_) return {};
+    std::vector<char> out(2 * sizeof(std::uint64_t));
+    const std::uint64_t words[2] = {op_, in_op_ ? 1u : 0u};
+    std::memcpy(out.data(), words, sizeof words);
+    return out;
+}
+
+// On the process that replaced a dead rank: carry on from the operations the
+// survivors have done, and learn the complete version once those are decided.
+void store::impl::join() {
+    if (eng_.incarnation() == 0) return;
+    const auto states = eng_.recovery_states(number());
+    std::unique_lock l(m_);
+    std::uint64_t begun = 0;
+    std::vector<int> ask;
+    for (std::size_t q = 0; q < states.size(); ++q) {
+        if (states[q].size() != 2 * sizeof(std::uint64_t) || static_cast<int>(q) == me_) continue;
+        begun = std::max(begun, begun_of(states[q]));
+        ask.push_back(static_cast<int>(q));
+    }
+    if (ask.empty()) return;  // the survivors have no such store (yet): nothing to join
+    op_ = begun;
+    joined_ = false;
+    head h;
+    h.what = kind::query;
+    for (int q : ask) eng_.service_send(number(), q, detail::encode(h), {}, [](bool) {});
+    eng_.service_busy(1);
+    cv_.wait(l, [&] { return joined_; });
+    eng_.service_busy(-1);
+}
+
 std::uint64_t store::impl::restore_replication() {
     std::unique_lock l(m_);
     begin_op(committed_);
@@ -828,6 +934,7 @@ std::uint64_t store::impl::restore_replication() {
 
 store::store(std::size_t block_bytes, options opts) : impl_(std::make_shared<impl>(block_bytes, opts)) {
     impl_->start();
+    impl_->join();
 }
 
 store::~store() {
