@@ -18,7 +18,7 @@ void usage() {
     std::puts(
         "usage: rampart-stencil1d [--variant dataflow|replay|replay_checksum|replicate_vote]\n"
         "         [--subdomains 128] [--points 2000] [--iterations 1000] [--steps 16]\n"
-        "         [--threads N] [--error-rate 0] [--seed 1] [--replays 5] [--json]\n"
+        "         [--threads N] [--error-rate 0] [--seed 1] [--replays 5] [--checkpoint-every K] [--json]\n"
         "Faults: replay gets tasks that throw; the other variants get one flipped\n"
         "bit in a task's output at the given rate per task attempt.");
 }
@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
         c.error_rate = opt.get_double("error-rate", 0.0);
         c.seed = opt.get_uint("seed", c.seed);
         c.replays = opt.get_uint("replays", c.replays);
+        c.checkpoint_every = opt.get_uint("checkpoint-every", 0);
         const int threads = static_cast<int>(opt.get_uint("threads", 0));
         const bool json = opt.flag("json");
         opt.finish();

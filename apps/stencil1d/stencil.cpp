@@ -1,6 +1,7 @@
 #include "stencil.hpp"
 
 #include <rampart/comm/comm.hpp>
+#include <rampart/store/checkpoint.hpp>
 #include <rampart/rampart.hpp>
 
 #include "../common/hex.hpp"
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <numbers>
+#include <optional>
 
 namespace rampart::stencil {
 
@@ -145,6 +147,25 @@ shared_future<partition> ghost_from(int rank, int tag) {
         .share();
 }
 
+// What a rank saves at a checkpoint after iteration `it`: its partitions
+// and the ghosts its neighbours sent for iteration it+1, received already, so
+// that every message sent before the save was received before it.
+struct saved_state {
+    std::vector<std::vector<double>> parts;
+    std::vector<double> left, right;
+    template <class Archive>
+    void serialize(Archive& a) {
+        a(parts, left, right);
+    }
+};
+
+partition from_values(std::vector<double> values) {
+    partition p;
+    p.values = std::move(values);
+    p.checksum = word_sum(p.values);
+    return p;
+}
+
 double process_cpu_seconds() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -183,6 +204,22 @@ result run(const config& c) {
         right_ghost = make_ready_future(initial(hi % n, c)).share();
     }
 
+    // Checkpoints: a replacement resumes from the newest one.
+    std::optional<rampart::store::checkpoints> cp;
+    std::size_t start = 0;
+    if (remote && c.checkpoint_every > 0) {
+        cp.emplace(local * (c.points * sizeof(double) + 16) + 2 * (c.steps * sizeof(double) + 16) + 64);
+        if (auto back = cp->restore<saved_state>()) {
+            for (std::size_t k = 0; k < local; ++k)
+                cur[k] = make_ready_future(from_values(std::move(back->state.parts[k]))).share();
+            left_ghost = make_ready_future(from_values(std::move(back->state.left))).share();
+            right_ghost = make_ready_future(from_values(std::move(back->state.right))).share();
+            start = static_cast<std::size_t>(back->iteration) + 1;
+            std::fprintf(stderr, "rampart-stencil1d: rank %d resumes after iteration %zu from a checkpoint\n", me,
+                         start - 1);
+        }
+    }
+
     fault_injector inject(c.error_rate, c.seed);
     const bool faults = c.error_rate > 0;
     const std::size_t steps = c.steps;
@@ -192,7 +229,7 @@ result run(const config& c) {
     const double comm_cpu0 = remote ? comm::detail::engine::get().counters().cpu_seconds : 0.0;
     const auto t0 = std::chrono::steady_clock::now();
 
-    for (std::size_t it = 0; it < c.iterations; ++it) {
+    for (std::size_t it = start; it < c.iterations; ++it) {
         const bool feeds_next = it + 1 < c.iterations;
         std::vector<shared_future<partition>> next(local);
         for (std::size_t k = 0; k < local; ++k) {
@@ -251,6 +288,14 @@ result run(const config& c) {
         if (remote && feeds_next) {
             left_ghost = ghost_from(left_rank, tag_tail_to_right);
             right_ghost = ghost_from(right_rank, tag_head_to_left);
+        }
+        if (cp && feeds_next && (it + 1) % c.checkpoint_every == 0) {
+            // The one point where this rank waits for its whole iteration.
+            saved_state st;
+            for (auto& f : cur) st.parts.push_back(f.get().values);
+            st.left = left_ghost.get().values;
+            st.right = right_ghost.get().values;
+            cp->save(it, st);
         }
     }
     for (auto& f : cur) f.wait();

@@ -47,6 +47,7 @@ struct config {
     std::size_t replays = 5;        // attempts of replay, rounds of replicate
     double courant = 0.5;
     bool distributed = false;       // across the ranks of mpiexec (rampart::comm)
+    std::size_t checkpoint_every = 0;  // iterations between checkpoints in the store (0: none; distributed only)
 };
 
 struct result {
@@ -56,6 +57,8 @@ struct result {
     counters stats;
     double cpu_seconds = 0;       // CPU time of the process(es) during the time loop
     double comm_cpu_seconds = 0;  // of which the communication engine's (distributed runs)
+    std::uint64_t checkpoints_saved = 0;  // complete everywhere, seen by rank 0
+    std::uint64_t resumed_at = 0;         // iterations a replacement skipped thanks to a checkpoint (summed)
 };
 
 variant parse_variant(const std::string& name);

@@ -107,6 +107,7 @@ public:
 
     std::uint64_t submit(std::span<const block_run> runs, std::uint64_t total);
     std::vector<char> load(std::span<const id_range> ranges);
+    std::vector<char> fetch(std::span<const id_range> ranges);
     std::uint64_t restore_replication();
 
     void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override;
@@ -475,6 +476,35 @@ std::vector<char> store::impl::load(std::span<const id_range> ranges) {
     if (!lost_ids_.empty()) {
         auto lost = merged(lost_ids_);
         throw store_error("rampart::store::load: every copy of blocks " + ids_text(lost) + " is lost", lost);
+    }
+    return out;
+}
+
+std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
+    std::unique_lock l(m_);
+    if (in_op_) throw rampart::invalid_argument("rampart::store: a fetch during a collective operation");
+    const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
+    if (std::string invalid = check_ranges({ranges.begin(), ranges.end()}, n); !invalid.empty())
+        throw rampart::invalid_argument("rampart::store: fetch: " + invalid);
+    op_version_ = committed_;
+    lost_ids_.clear();
+    std::vector<char> out;
+    std::uint64_t bytes = 0;
+    std::vector<wanted> parts;
+    for (const id_range& r : ranges) {
+        parts.push_back({r, bytes, std::vector<char>(static_cast<std::size_t>(p_), 0)});
+        bytes += r.count * block_bytes_;
+    }
+    out.resize(bytes);
+    out_ = &out;
+    eng_.service_busy(1);
+    route(std::move(parts));
+    cv_.wait(l, [&] { return outstanding_.empty() && sends_in_flight_ == 0; });
+    eng_.service_busy(-1);
+    out_ = nullptr;
+    if (!lost_ids_.empty()) {
+        auto lost = merged(lost_ids_);
+        throw store_error("rampart::store: fetch: every copy of blocks " + ids_text(lost) + " is lost", lost);
     }
     return out;
 }
@@ -960,6 +990,7 @@ std::uint64_t store::submit(std::uint64_t first_id, std::uint64_t count,
 
 std::vector<char> store::load(std::span<const id_range> ranges) { return impl_->load(ranges); }
 std::uint64_t store::restore_replication() { return impl_->restore_replication(); }
+std::vector<char> store::fetch(std::span<const id_range> ranges) { return impl_->fetch(ranges); }
 std::uint64_t store::version() const { return impl_->version(); }
 std::uint64_t store::blocks() const { return impl_->blocks(); }
 std::size_t store::block_bytes() const noexcept { return impl_->block_bytes_; }

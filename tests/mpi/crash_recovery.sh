@@ -4,7 +4,8 @@
 # must show that the ranks died and spares replaced them (or, when no spare is
 # left, that the program failed naming the dead rank).
 # usage: crash_recovery.sh RAMPART_RUN RANKS SPARES EXPECT [rampart-run options] -- PROGRAM [options]
-#   EXPECT: "lost=1,2 used=2" for a recovered run, "fails=2" when no spare is left for rank 2
+#   EXPECT: "lost=1,2 used=2" for a recovered run, "fails=2" when no spare is left for rank 2;
+#   "... resumed=59": a replacement must also resume after iteration 59 from a checkpoint
 #   With rampart-run's --error-rate, the report must also show injected faults and replays.
 set -uo pipefail
 run=$1; ranks=$2; spares=$3; expect=$4; shift 4
@@ -36,6 +37,10 @@ got=$(grep '^checksum' <<<"$out" | awk '{print $2}')
 [ "$got" == "$ref" ] || { echo "FAIL: checksum $got differs from the fault-free $ref"; exit 1; }
 [ "$(field '",".join(map(str, r["ranks_lost"]))')" == "$lost" ] || { echo "FAIL: ranks lost $(field 'r["ranks_lost"]'), expected $lost"; exit 1; }
 [ "$(field 'r["spares_used"]')" == "$used" ] || { echo "FAIL: spares used $(field 'r["spares_used"]'), expected $used"; exit 1; }
+if [[ $expect == *resumed=* ]]; then
+    at=$(sed -E 's/.*resumed=([0-9]+).*/\1/' <<<"$expect")
+    grep -q "resumes after iteration $at from a checkpoint" <<<"$out" || { echo "FAIL: no replacement resumed after iteration $at"; exit 1; }
+fi
 [ "$(field 'r["ranks_without_report"]')" == "[]" ] || { echo "FAIL: ranks without a report: $(field 'r["ranks_without_report"]')"; exit 1; }
 [ "$(field 'all(x["recover_ms"] is not None for x in r["recoveries"])')" == "True" ] || { echo "FAIL: a recovery without times"; exit 1; }
 if [[ " ${opts[*]} " == *" --error-rate "* ]]; then

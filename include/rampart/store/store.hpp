@@ -141,6 +141,10 @@ public:
     class impl;
 
 private:
+    friend class checkpoints;
+    /// Loads `ranges` of the newest complete version alone, not collectively:
+    /// for a replacement before it takes part in any collective step.
+    std::vector<char> fetch(std::span<const id_range> ranges);
     std::shared_ptr<impl> impl_;
 };
 

@@ -1,0 +1,103 @@
+// Checkpoints in the store (include/rampart/store/checkpoint.hpp). Rank q's
+// record lives in blocks [q*slot, (q+1)*slot) of each version: a head
+// (magic, iteration, state bytes, channel bytes), the state, and the counts
+// of its message channels at the save, which a replacement gives back to the
+// engine so that numbering and duplicates continue from that moment.
+
+#include <rampart/comm/detail/engine.hpp>
+#include <rampart/store/checkpoint.hpp>
+
+#include <cstring>
+
+namespace rampart::store {
+
+namespace {
+constexpr std::size_t block = 4096;
+constexpr std::size_t channel_room = 64 * 1024;  // counts of up to ~4000 channels
+constexpr std::uint64_t record_magic = 0x5452504b43505452ULL;  // "RTPCKPRT"
+struct record_head {
+    std::uint64_t magic = record_magic;
+    std::uint64_t iteration = 0;
+    std::uint64_t state_bytes = 0;
+    std::uint64_t channel_bytes = 0;
+};
+
+std::size_t slot_blocks(std::size_t max_state_bytes) {
+    if (max_state_bytes == 0) throw rampart::invalid_argument("rampart::store::checkpoints: a state of at most 0 bytes");
+    return (sizeof(record_head) + max_state_bytes + channel_room + block - 1) / block;
+}
+}  // namespace
+
+checkpoints::checkpoints(std::size_t max_state_bytes, options opts)
+    : slot_blocks_(slot_blocks(max_state_bytes)), store_(block, opts) {}
+
+checkpoints::~checkpoints() = default;
+
+bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) {
+    auto& e = comm::detail::engine::get();
+    const std::size_t room = slot_blocks_ * block - sizeof(record_head) - channel_room;
+    std::string problem;
+    std::vector<char> channels;
+    std::optional<comm::detail::channel_state> counts;
+    if (state.size() > room) {
+        problem = "a state of " + std::to_string(state.size()) + " bytes does not fit its slot of " +
+                  std::to_string(room) + " bytes";
+    } else {
+        try {
+            counts = e.snapshot_channels();
+            channels = counts->to_bytes();
+            if (channels.size() > channel_room)
+                problem = "the counts of " + std::to_string(channels.size()) + " bytes do not fit their room";
+        } catch (const rampart::invalid_argument& x) {
+            problem = x.what();
+        }
+    }
+    const auto me = static_cast<std::uint64_t>(e.rank()), p = static_cast<std::uint64_t>(e.size());
+    std::vector<std::byte> slot;
+    if (problem.empty()) {
+        slot.assign(slot_blocks_ * block, std::byte{0});
+        record_head h{record_magic, iteration, state.size(), channels.size()};
+        std::memcpy(slot.data(), &h, sizeof h);
+        std::memcpy(slot.data() + sizeof h, state.data(), state.size());
+        std::memcpy(slot.data() + sizeof h + state.size(), channels.data(), channels.size());
+    }
+    // Every rank takes part in the submit, so that a rank with a problem
+    // makes the checkpoint incomplete instead of leaving the others waiting.
+    try {
+        store_.submit(me * slot_blocks_, slot, p * slot_blocks_);
+    } catch (const store_error&) {
+        if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
+        ++counters_.abandoned;
+        return false;
+    }
+    if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
+    const std::uint64_t before = e.counters().send_log_trimmed;
+    e.trim_send_log(*counts);
+    counters_.log_trimmed += e.counters().send_log_trimmed - before;
+    ++counters_.saved;
+    return true;
+}
+
+std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes() {
+    auto& e = comm::detail::engine::get();
+    if (e.incarnation() == 0 || store_.version() == 0) return std::nullopt;
+    const auto me = static_cast<std::uint64_t>(e.rank()), p = static_cast<std::uint64_t>(e.size());
+    if (store_.blocks() != p * slot_blocks_)
+        throw rampart::invalid_argument("rampart::store::checkpoints::restore: the checkpoint has " +
+                                        std::to_string(store_.blocks()) + " blocks, not " +
+                                        std::to_string(p * slot_blocks_) + ": a different slot size");
+    const id_range mine{me * slot_blocks_, slot_blocks_};
+    const std::vector<char> bytes = store_.fetch(std::span<const id_range>(&mine, 1));
+    record_head h;
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (h.magic != record_magic || h.state_bytes > bytes.size() - sizeof h ||
+        h.channel_bytes > bytes.size() - sizeof h - h.state_bytes)
+        throw store_error("rampart::store::checkpoints::restore: the record of rank " + std::to_string(me) +
+                          " is malformed");
+    const char* at = bytes.data() + sizeof h;
+    e.restore_channels(comm::detail::channel_state::from_bytes(at + h.state_bytes, h.channel_bytes));
+    ++counters_.restored;
+    return std::pair{h.iteration, std::string(at, h.state_bytes)};
+}
+
+}  // namespace rampart::store
