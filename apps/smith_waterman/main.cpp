@@ -18,7 +18,7 @@ void usage() {
     std::puts(
         "usage: rampart-smith-waterman [--variant baseline|replay|replicate] [--length-a 16384]\n"
         "         [--length-b 16384] [--tile 256] [--input-seed 1] [--threads N] [--error-rate 0]\n"
-        "         [--seed 1] [--replays 5] [--verify] [--json]\n"
+        "         [--seed 1] [--replays 5] [--checkpoint-every ROWS] [--verify] [--json]\n"
         "Faults: replay gets tasks that throw; the other variants get one flipped bit\n"
         "in a tile's output at the given rate per task attempt. --verify also scores\n"
         "the whole matrix without tiles and compares the best cell.");
@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
         c.seed = opt.get_uint("seed", c.seed);
         c.input_seed = opt.get_uint("input-seed", c.input_seed);
         c.replays = opt.get_uint("replays", c.replays);
+        c.checkpoint_every = opt.get_uint("checkpoint-every", 0);
         const int threads = static_cast<int>(opt.get_uint("threads", 0));
         const bool json = opt.flag("json");
         const bool verify = opt.flag("verify");

@@ -3,6 +3,8 @@
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
+#include <rampart/store/checkpoint.hpp>
+
 #include "../common/hex.hpp"
 #include "../common/mix.hpp"
 
@@ -12,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 namespace rampart::smith_waterman {
 
@@ -113,6 +116,21 @@ std::uint64_t digest(const tile_edges& t) {
     return d;
 }
 
+// What a rank saves at a checkpoint after tile row `ti`: the bottom rows of
+// its tiles of that row (the tops of the next), the digests of its tiles so
+// far and its best cell. The edges it sent right for that row have been
+// received by then, which makes the saves of all ranks a consistent cut.
+struct saved_state {
+    std::vector<std::vector<std::int32_t>> bottoms;
+    std::vector<std::uint64_t> digests;
+    std::int32_t best = 0;
+    std::uint32_t best_row = 0, best_col = 0;
+    template <class Archive>
+    void serialize(Archive& a) {
+        a(bottoms, digests, best, best_row, best_col);
+    }
+};
+
 }  // namespace
 
 result run(const config& c) {
@@ -143,7 +161,36 @@ result run(const config& c) {
     // grid[ti][k]: tile (ti, lo + k). A tile needs the one above and the one
     // to its left (or the left neighbour rank's column).
     std::vector<std::vector<shared_future<tile_edges>>> grid(rows, std::vector<shared_future<tile_edges>>(local));
-    for (std::size_t ti = 0; ti < rows; ++ti) {
+    // Digests and the best cell of the tile rows done: rows [0, digested).
+    std::vector<std::uint64_t> digests;
+    digests.reserve(rows * local);
+    alignment_end best;
+    std::size_t digested = 0;
+    auto digest_rows_up_to = [&](std::size_t end) {
+        for (; digested < end; ++digested)
+            for (std::size_t k = 0; k < local; ++k) {
+                const tile_edges& t = grid[digested][k].get();
+                digests.push_back(digest(t));
+                if (better(t.best, t.best_row, t.best_col, best)) best = {t.best, t.best_row, t.best_col};
+            }
+    };
+    // Checkpoints: a replacement resumes after the newest one.
+    std::optional<rampart::store::checkpoints> cp;
+    std::size_t start = 0;
+    std::vector<std::vector<std::int32_t>> restored_tops;
+    if (c.distributed && ranks > 1 && c.checkpoint_every > 0) {
+        cp.emplace(local * (T * sizeof(std::int32_t) + 16) + rows * local * sizeof(std::uint64_t) + 64);
+        if (auto back = cp->restore<saved_state>()) {
+            start = static_cast<std::size_t>(back->iteration) + 1;
+            restored_tops = std::move(back->state.bottoms);
+            digests = std::move(back->state.digests);
+            best = {back->state.best, back->state.best_row, back->state.best_col};
+            digested = start;
+            std::fprintf(stderr, "rampart-smith-waterman: rank %d resumes after iteration %zu (tile row) from a checkpoint\n", me,
+                         start - 1);
+        }
+    }
+    for (std::size_t ti = start; ti < rows; ++ti) {
         const std::size_t r0 = ti * T, r1 = r0 + rows_of(ti);
         shared_future<tile_edges> left;
         if (from_left) {
@@ -162,7 +209,11 @@ result run(const config& c) {
         for (std::size_t k = 0; k < local; ++k) {
             const std::size_t tj = lo + k, c0 = tj * T, c1 = c0 + cols_of(tj);
             shared_future<tile_edges> top;
-            if (ti > 0) {
+            if (ti > 0 && ti == start) {
+                tile_edges e;
+                e.bottom = restored_tops[k];
+                top = make_ready_future(std::move(e)).share();
+            } else if (ti > 0) {
                 top = grid[ti - 1][k];
             } else {
                 tile_edges e;
@@ -195,16 +246,19 @@ result run(const config& c) {
             }
             left = grid[ti][k];
         }
-    }
-    std::vector<std::uint64_t> digests;
-    digests.reserve(rows * local);
-    alignment_end best;
-    for (std::size_t ti = 0; ti < rows; ++ti)
-        for (std::size_t k = 0; k < local; ++k) {
-            const tile_edges& t = grid[ti][k].get();
-            digests.push_back(digest(t));
-            if (better(t.best, t.best_row, t.best_col, best)) best = {t.best, t.best_row, t.best_col};
+        if (cp && ti + 1 < rows && (ti + 1) % c.checkpoint_every == 0) {
+            // The one point where this rank waits for its tile row.
+            digest_rows_up_to(ti + 1);
+            saved_state st;
+            for (std::size_t k = 0; k < local; ++k) st.bottoms.push_back(grid[ti][k].get().bottom);
+            st.digests = digests;
+            st.best = best.score;
+            st.best_row = best.row;
+            st.best_col = best.col;
+            cp->save(ti, st);
         }
+    }
+    digest_rows_up_to(rows);
     const auto t1 = std::chrono::steady_clock::now();
 
     result res;

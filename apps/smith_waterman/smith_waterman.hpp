@@ -58,6 +58,7 @@ struct config {
     std::uint64_t seed = 1;        ///< of the faults
     std::size_t replays = 5;
     bool distributed = false;
+    std::size_t checkpoint_every = 0;  ///< tile rows between checkpoints in the store (0: none; distributed only)
 };
 
 struct result {

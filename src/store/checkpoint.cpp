@@ -35,6 +35,10 @@ checkpoints::~checkpoints() = default;
 
 bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) {
     auto& e = comm::detail::engine::get();
+    if (store_.done_without_me(iteration)) {
+        ++counters_.skipped;
+        return false;
+    }
     const std::size_t room = slot_blocks_ * block - sizeof(record_head) - channel_room;
     std::string problem;
     std::vector<char> channels;
@@ -64,6 +68,7 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
     // Every rank takes part in the submit, so that a rank with a problem
     // makes the checkpoint incomplete instead of leaving the others waiting.
     try {
+        store_.tag_next_operation(iteration);
         store_.submit(me * slot_blocks_, slot, p * slot_blocks_);
     } catch (const store_error&) {
         if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
@@ -71,9 +76,12 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
         return false;
     }
     if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
-    const std::uint64_t before = e.counters().send_log_trimmed;
-    e.trim_send_log(*counts);
-    counters_.log_trimmed += e.counters().send_log_trimmed - before;
+    if (!previous_.empty()) {
+        const std::uint64_t before = e.counters().send_log_trimmed;
+        e.trim_send_log(comm::detail::channel_state::from_bytes(previous_));
+        counters_.log_trimmed += e.counters().send_log_trimmed - before;
+    }
+    previous_ = std::move(channels);
     ++counters_.saved;
     return true;
 }
@@ -96,6 +104,7 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes(
                           " is malformed");
     const char* at = bytes.data() + sizeof h;
     e.restore_channels(comm::detail::channel_state::from_bytes(at + h.state_bytes, h.channel_bytes));
+    previous_.assign(at + h.state_bytes, at + h.state_bytes + h.channel_bytes);
     ++counters_.restored;
     return std::pair{h.iteration, std::string(at, h.state_bytes)};
 }

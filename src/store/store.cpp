@@ -50,7 +50,7 @@ std::string check_ranges(std::vector<id_range> rs, std::uint64_t n) {
 
 // The last operation begun, from a store's recovery state (0 if none).
 std::uint64_t begun_of(const std::vector<char>& state) {
-    std::uint64_t words[2] = {0, 0};
+    std::uint64_t words[4] = {0, 0, 0, 0};
     if (state.size() == sizeof words) std::memcpy(words, state.data(), sizeof words);
     return words[0];
 }
@@ -203,7 +203,6 @@ private:
         std::map<std::uint64_t, std::vector<char>> heard;  // recovery -> per rank: its known message came
     };
 
-    mutable std::mutex m_;
     std::condition_variable cv_;
     std::vector<char> lost_;            // per logical rank: dead for good
     std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it surely holds (replaced before)
@@ -224,10 +223,14 @@ private:
     // last operation any survivor had begun when it was replaced.
     std::vector<std::uint64_t> absent_until_;
     std::uint64_t known_due_op_ = 0, known_due_recovery_ = 0;  // operation begun later whose known is due
-    std::uint64_t join_op_ = 0;               // queries are answered once this operation is over
-    std::vector<int> queries_;                // ranks whose query waits for that
-    bool joined_ = true;                      // false on a replacement until a query is answered
-    void answer(int q);
+public:
+    mutable std::mutex m_;
+    std::uint64_t next_tag_ = 0;   // given to the next operation (the checkpoint's iteration)
+    std::uint64_t last_tag_ = 0;   // of the last operation begun
+    std::uint64_t joined_after_tag_ = 0;  // on a replacement: the survivors' last operation had this tag
+    bool replacement_ = false;     // this store joined survivors' stores after a recovery
+
+private:
     std::map<std::uint64_t, op_record> ops_;
     bool done_sent_ = false;
     std::uint64_t my_blocks_ = 0, my_total_ = 0;
@@ -511,6 +514,8 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
 
 void store::impl::begin_op(std::uint64_t version) {
     ++op_;
+    last_tag_ = next_tag_;
+    next_tag_ = 0;
     op_version_ = version;
     in_op_ = true;
     absent_.assign(static_cast<std::size_t>(p_), 0);
@@ -538,21 +543,7 @@ void store::impl::end_op() {
     for (auto it = ops_.begin(); it != ops_.end() && it->first <= op_;)
         it = it->first == decided_submit_ ? std::next(it) : ops_.erase(it);
     in_op_ = false;
-    if (op_ >= join_op_) {
-        for (int q : queries_) answer(q);
-        queries_.clear();
-    }
     eng_.service_busy(-1);
-}
-
-void store::impl::answer(int q) {
-    head a;
-    a.what = kind::answer;
-    a.op = in_op_ ? op_ - 1 : op_;  // operations over
-    a.version = committed_;
-    auto it = placements_.find(committed_);
-    a.total = it == placements_.end() ? 0 : it->second.blocks();
-    eng_.service_send(number(), q, detail::encode(a), {}, [](bool) {});
 }
 
 // --- submit --------------------------------------------------------------
@@ -758,25 +749,6 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         if (!info.known) info = {1, h.total, h.request};
         break;
     }
-    case kind::query: {
-        if (op_ < join_op_ || (op_ == join_op_ && in_op_))
-            queries_.push_back(source);  // answered once the operations it did not take part in are decided
-        else
-            answer(source);
-        break;
-    }
-    case kind::answer: {
-        if (joined_) break;
-        op_ = std::max(op_, h.op);
-        committed_ = h.version;
-        if (h.version > 0) {
-            placements_.erase(h.version);
-            placements_.emplace(h.version, placement(h.total, p_, r_, range_blocks_, opts_.seed));
-        }
-        holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
-        joined_ = true;
-        break;
-    }
     case kind::known: {
         if (d->payload_bytes != static_cast<std::size_t>(p_) * sizeof(detail::done_info)) {
             ++counters_.malformed;
@@ -855,7 +827,6 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     for (const auto& st : states) begun = std::max(begun, begun_of(st));
     for (int q : replaced) absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
     if (!replaced.empty()) {
-        join_op_ = std::max(join_op_, begun);
         known_due_op_ = begun;
         known_due_recovery_ = recovery_;
     }
@@ -908,39 +879,46 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
 }
 
 // What a survivor's store tells the others, and a replacement's, at a
-// recovery: the last operation it has begun. All then agree, from the same
-// facts, that a replaced rank's new process joins after the latest of them.
+// recovery: the last operation it has begun (and its tag), and the newest
+// complete version. All then agree, from the same facts, that a replaced
+// rank's new process joins after the latest operation begun anywhere.
 std::vector<char> store::impl::recovery_state() {
     std::lock_guard l(m_);
-    if (!joined_ || closed_) return {};
-    std::vector<char> out(2 * sizeof(std::uint64_t));
-    const std::uint64_t words[2] = {op_, in_op_ ? 1u : 0u};
+    if (closed_) return {};
+    auto it = placements_.find(committed_);
+    const std::uint64_t words[4] = {op_, last_tag_, committed_, it == placements_.end() ? 0 : it->second.blocks()};
+    std::vector<char> out(sizeof words);
     std::memcpy(out.data(), words, sizeof words);
     return out;
 }
 
-// On the process that replaced a dead rank: carry on from the operations the
-// survivors have done, and learn the complete version once those are decided.
+// On the process that replaced a dead rank: carry on after the operations the
+// survivors have begun, from the newest version complete at the recovery. It
+// never waits for the survivors: an operation under way may need this rank's
+// program to go on before it can end. (A version completed after the
+// recovery, by an operation this rank did not take part in, is newer than
+// the one it knows; checkpoints keep their logs two deep for that.)
 void store::impl::join() {
     if (eng_.incarnation() == 0) return;
     const auto states = eng_.recovery_states(number());
-    std::unique_lock l(m_);
-    std::uint64_t begun = 0;
-    std::vector<int> ask;
+    std::lock_guard l(m_);
+    std::uint64_t words[4] = {0, 0, 0, 0}, newest[4] = {0, 0, 0, 0};
+    bool any = false;
     for (std::size_t q = 0; q < states.size(); ++q) {
-        if (states[q].size() != 2 * sizeof(std::uint64_t) || static_cast<int>(q) == me_) continue;
-        begun = std::max(begun, begun_of(states[q]));
-        ask.push_back(static_cast<int>(q));
+        if (states[q].size() != sizeof words || static_cast<int>(q) == me_) continue;
+        std::memcpy(words, states[q].data(), sizeof words);
+        any = true;
+        if (words[0] > op_) {
+            op_ = words[0];
+            joined_after_tag_ = words[1];
+        }
+        if (words[2] > newest[2]) std::memcpy(newest, words, sizeof words);
     }
-    if (ask.empty()) return;  // the survivors have no such store (yet): nothing to join
-    op_ = begun;
-    joined_ = false;
-    head h;
-    h.what = kind::query;
-    for (int q : ask) eng_.service_send(number(), q, detail::encode(h), {}, [](bool) {});
-    eng_.service_busy(1);
-    cv_.wait(l, [&] { return joined_; });
-    eng_.service_busy(-1);
+    if (!any) return;  // the survivors have no such store (yet): nothing to join
+    replacement_ = true;
+    committed_ = newest[2];
+    if (committed_ > 0) placements_.emplace(committed_, placement(newest[3], p_, r_, range_blocks_, opts_.seed));
+    holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
 }
 
 std::uint64_t store::impl::restore_replication() {
@@ -991,6 +969,14 @@ std::uint64_t store::submit(std::uint64_t first_id, std::uint64_t count,
 std::vector<char> store::load(std::span<const id_range> ranges) { return impl_->load(ranges); }
 std::uint64_t store::restore_replication() { return impl_->restore_replication(); }
 std::vector<char> store::fetch(std::span<const id_range> ranges) { return impl_->fetch(ranges); }
+void store::tag_next_operation(std::uint64_t tag) {
+    std::lock_guard l(impl_->m_);
+    impl_->next_tag_ = tag;
+}
+bool store::done_without_me(std::uint64_t tag) const {
+    std::lock_guard l(impl_->m_);
+    return impl_->replacement_ && tag <= impl_->joined_after_tag_;
+}
 std::uint64_t store::version() const { return impl_->version(); }
 std::uint64_t store::blocks() const { return impl_->blocks(); }
 std::size_t store::block_bytes() const noexcept { return impl_->block_bytes_; }

@@ -19,8 +19,6 @@ enum class kind : std::uint32_t {
     data = 4,     // of the get with this request number: which of its ranges are here, and their blocks
     done = 5,     // the sender's part of operation `op` is over
     known = 6,    // after recovery `request`: the dones of submit `op` the sender knows (done_info per rank)
-    query = 7,    // from a rank's replacement: which version is complete now?
-    answer = 8,   // to a query: `version` complete with `total` blocks, after operation `op`
 };
 
 /// One rank's part of a submit as another rank learnt it.
@@ -61,7 +59,7 @@ inline std::optional<decoded> decode(const std::vector<char>& bytes, std::size_t
     decoded d;
     if (bytes.size() < offset || bytes.size() - offset < sizeof(head)) return std::nullopt;
     std::memcpy(&d.h, bytes.data() + offset, sizeof(head));
-    if (d.h.magic != head::magic_value || d.h.what < kind::put || d.h.what > kind::answer) return std::nullopt;
+    if (d.h.magic != head::magic_value || d.h.what < kind::put || d.h.what > kind::known) return std::nullopt;
     const std::size_t left = bytes.size() - offset - sizeof(head);
     if (d.h.ranges > left / sizeof(id_range)) return std::nullopt;
     d.ranges.resize(d.h.ranges);

@@ -41,6 +41,7 @@ struct checkpoint_counters {
     std::uint64_t abandoned = 0;      ///< saves that a failure made incomplete (the previous one stays)
     std::uint64_t restored = 0;       ///< 1 on a replacement that resumed from a checkpoint
     std::uint64_t log_trimmed = 0;    ///< messages dropped from the send log by saves
+    std::uint64_t skipped = 0;        ///< saves a replacement left out: the survivors had begun them without it
 };
 
 /// Per-rank checkpoints in a rampart::store. Every rank creates one at the
@@ -60,9 +61,12 @@ public:
     /// for no message and has received every message its neighbours sent
     /// before their save (a consistent cut: an iteration boundary after the
     /// halo exchange). Returns true once the checkpoint is complete on every
-    /// rank; then this rank's send log drops what it sent before. Returns
-    /// false when a failure during the save made it incomplete: the previous
-    /// checkpoint stays. Throws rampart::invalid_argument when a receive is
+    /// rank; then this rank's send log drops what it sent before the
+    /// checkpoint before it (logs are kept two checkpoints deep: a
+    /// replacement may resume from the one before the newest). Returns false
+    /// when a failure during the save made it incomplete (the previous
+    /// checkpoint stays), and on a replacement for the saves the survivors
+    /// had begun without it. Throws rampart::invalid_argument when a receive is
     /// pending or the state does not fit.
     template <class T>
     bool save(std::uint64_t iteration, const T& state) {
@@ -103,6 +107,7 @@ private:
     std::size_t slot_blocks_ = 0;
     store store_;
     checkpoint_counters counters_;
+    std::vector<char> previous_;  // channel counts of the last complete checkpoint, as bytes
 };
 
 }  // namespace rampart::store

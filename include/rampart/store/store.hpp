@@ -145,6 +145,11 @@ private:
     /// Loads `ranges` of the newest complete version alone, not collectively:
     /// for a replacement before it takes part in any collective step.
     std::vector<char> fetch(std::span<const id_range> ranges);
+    /// The next collective operation carries `tag` (a checkpoint's iteration).
+    void tag_next_operation(std::uint64_t tag);
+    /// On a replacement: the survivors had begun the operation with this tag
+    /// or a later one when it joined, without it (it must not do it again).
+    bool done_without_me(std::uint64_t tag) const;
     std::shared_ptr<impl> impl_;
 };
 
