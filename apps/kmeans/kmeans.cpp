@@ -257,10 +257,10 @@ void shrinking_run::submit() {
         runs.push_back({g_.first(k), std::as_bytes(std::span(pts))});
     }
     store_.submit(runs, c_.points);
-    // A rank killed right after a submit can leave the others disagreeing on
-    // whether the version is complete (docs/store.md, limits). An empty load
-    // ends on a rank only once every rank has ended its submit, and it comes
-    // before the first iteration, where injected kills happen.
+    // An empty load ends on a rank only once every rank has ended its
+    // submit: the points are complete in the store before the first
+    // iteration, where injected kills happen (a rank dying during the submit
+    // would make the store abandon it, and there is no version to load then).
     load_nothing();
 }
 
