@@ -42,14 +42,12 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
     const std::size_t room = slot_blocks_ * block - sizeof(record_head) - channel_room;
     std::string problem;
     std::vector<char> channels;
-    std::optional<comm::detail::channel_state> counts;
     if (state.size() > room) {
         problem = "a state of " + std::to_string(state.size()) + " bytes does not fit its slot of " +
                   std::to_string(room) + " bytes";
     } else {
         try {
-            counts = e.snapshot_channels();
-            channels = counts->to_bytes();
+            channels = e.snapshot_channels().to_bytes();
             if (channels.size() > channel_room)
                 problem = "the counts of " + std::to_string(channels.size()) + " bytes do not fit their room";
         } catch (const rampart::invalid_argument& x) {

@@ -48,11 +48,19 @@ std::string check_ranges(std::vector<id_range> rs, std::uint64_t n) {
     return "";
 }
 
-// The last operation begun, from a store's recovery state (0 if none).
-std::uint64_t begun_of(const std::vector<char>& state) {
-    std::uint64_t words[4] = {0, 0, 0, 0};
-    if (state.size() == sizeof words) std::memcpy(words, state.data(), sizeof words);
-    return words[0];
+// What a store tells the others at a recovery (see recovery_state).
+struct recovery_facts {
+    std::uint64_t op = 0;         // the last operation begun
+    std::uint64_t tag = 0;        // its tag
+    std::uint64_t committed = 0;  // the newest complete version
+    std::uint64_t blocks = 0;     // its blocks
+};
+
+std::optional<recovery_facts> read_facts(const std::vector<char>& state) {
+    recovery_facts f;
+    if (state.size() != sizeof f) return std::nullopt;  // no such store there
+    std::memcpy(&f, state.data(), sizeof f);
+    return f;
 }
 
 std::vector<id_range> merged(std::vector<id_range> rs) {
@@ -115,6 +123,14 @@ public:
                      const std::vector<std::vector<char>>& states) override;
     std::vector<char> recovery_state() override;
     void join();
+    void tag_next_operation(std::uint64_t tag) {
+        std::lock_guard l(m_);
+        next_tag_ = tag;
+    }
+    bool done_without_me(std::uint64_t tag) const {
+        std::lock_guard l(m_);
+        return replacement_ && tag <= joined_after_tag_;
+    }
 
     std::uint64_t version() const {
         std::lock_guard l(m_);
@@ -186,6 +202,8 @@ private:
     void send_known(std::uint64_t op);
     void route(std::vector<wanted> parts);
     bool copy_local(const wanted& w);
+    void start_loading(std::span<const id_range> ranges, std::vector<char>& out);
+    void throw_if_lost(const char* what);
     std::optional<std::vector<segment>> find(std::uint64_t version, const std::vector<id_range>& ranges,
                                              std::vector<std::shared_ptr<const std::vector<char>>>& keep) const;
     detail::done_info& done_of(std::uint64_t op, int q);
@@ -203,6 +221,7 @@ private:
         std::map<std::uint64_t, std::vector<char>> heard;  // recovery -> per rank: its known message came
     };
 
+    mutable std::mutex m_;
     std::condition_variable cv_;
     std::vector<char> lost_;            // per logical rank: dead for good
     std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it surely holds (replaced before)
@@ -223,14 +242,10 @@ private:
     // last operation any survivor had begun when it was replaced.
     std::vector<std::uint64_t> absent_until_;
     std::uint64_t known_due_op_ = 0, known_due_recovery_ = 0;  // operation begun later whose known is due
-public:
-    mutable std::mutex m_;
     std::uint64_t next_tag_ = 0;   // given to the next operation (the checkpoint's iteration)
     std::uint64_t last_tag_ = 0;   // of the last operation begun
     std::uint64_t joined_after_tag_ = 0;  // on a replacement: the survivors' last operation had this tag
     bool replacement_ = false;     // this store joined survivors' stores after a recovery
-
-private:
     std::map<std::uint64_t, op_record> ops_;
     bool done_sent_ = false;
     std::uint64_t my_blocks_ = 0, my_total_ = 0;
@@ -459,28 +474,34 @@ std::vector<char> store::impl::load(std::span<const id_range> ranges) {
     if (!invalid.empty() && committed_ == 0) invalid += " (nothing was submitted)";
     begin_op(committed_);
     std::vector<char> out;
-    out_ = &out;
-    if (invalid.empty() && !ranges.empty()) {
-        std::uint64_t bytes = 0;
-        std::vector<wanted> parts;
-        for (const id_range& r : ranges) {
-            parts.push_back({r, bytes, std::vector<char>(static_cast<std::size_t>(p_), 0)});
-            bytes += r.count * block_bytes_;
-        }
-        out.resize(bytes);
-        route(std::move(parts));
-    }
+    if (invalid.empty()) start_loading(ranges, out);
     cv_.wait(l, [&] { return outstanding_.empty(); });
     send_done();
     cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
     out_ = nullptr;
     end_op();
     if (!invalid.empty()) throw rampart::invalid_argument("rampart::store::load: " + invalid);
-    if (!lost_ids_.empty()) {
-        auto lost = merged(lost_ids_);
-        throw store_error("rampart::store::load: every copy of blocks " + ids_text(lost) + " is lost", lost);
-    }
+    throw_if_lost("rampart::store::load");
     return out;
+}
+
+// Asks for the blocks of `ranges` into `out`, in their order.
+void store::impl::start_loading(std::span<const id_range> ranges, std::vector<char>& out) {
+    std::uint64_t bytes = 0;
+    std::vector<wanted> parts;
+    for (const id_range& r : ranges) {
+        parts.push_back({r, bytes, std::vector<char>(static_cast<std::size_t>(p_), 0)});
+        bytes += r.count * block_bytes_;
+    }
+    out.resize(bytes);
+    out_ = &out;
+    if (!parts.empty()) route(std::move(parts));
+}
+
+void store::impl::throw_if_lost(const char* what) {
+    if (lost_ids_.empty()) return;
+    auto lost = merged(lost_ids_);
+    throw store_error(std::string(what) + ": every copy of blocks " + ids_text(lost) + " is lost", lost);
 }
 
 std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
@@ -492,23 +513,12 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
     op_version_ = committed_;
     lost_ids_.clear();
     std::vector<char> out;
-    std::uint64_t bytes = 0;
-    std::vector<wanted> parts;
-    for (const id_range& r : ranges) {
-        parts.push_back({r, bytes, std::vector<char>(static_cast<std::size_t>(p_), 0)});
-        bytes += r.count * block_bytes_;
-    }
-    out.resize(bytes);
-    out_ = &out;
     eng_.service_busy(1);
-    route(std::move(parts));
+    start_loading(ranges, out);
     cv_.wait(l, [&] { return outstanding_.empty() && sends_in_flight_ == 0; });
     eng_.service_busy(-1);
     out_ = nullptr;
-    if (!lost_ids_.empty()) {
-        auto lost = merged(lost_ids_);
-        throw store_error("rampart::store: fetch: every copy of blocks " + ids_text(lost) + " is lost", lost);
-    }
+    throw_if_lost("rampart::store: fetch");
     return out;
 }
 
@@ -824,7 +834,8 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     recovery_ = eng_.recoveries();
     // The last operation any survivor had begun: replacements join after it.
     std::uint64_t begun = 0;
-    for (const auto& st : states) begun = std::max(begun, begun_of(st));
+    for (const auto& st : states)
+        if (auto f = read_facts(st)) begun = std::max(begun, f->op);
     for (int q : replaced) absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
     if (!replaced.empty()) {
         known_due_op_ = begun;
@@ -886,9 +897,9 @@ std::vector<char> store::impl::recovery_state() {
     std::lock_guard l(m_);
     if (closed_) return {};
     auto it = placements_.find(committed_);
-    const std::uint64_t words[4] = {op_, last_tag_, committed_, it == placements_.end() ? 0 : it->second.blocks()};
-    std::vector<char> out(sizeof words);
-    std::memcpy(out.data(), words, sizeof words);
+    const recovery_facts f{op_, last_tag_, committed_, it == placements_.end() ? 0 : it->second.blocks()};
+    std::vector<char> out(sizeof f);
+    std::memcpy(out.data(), &f, sizeof f);
     return out;
 }
 
@@ -902,22 +913,21 @@ void store::impl::join() {
     if (eng_.incarnation() == 0) return;
     const auto states = eng_.recovery_states(number());
     std::lock_guard l(m_);
-    std::uint64_t words[4] = {0, 0, 0, 0}, newest[4] = {0, 0, 0, 0};
-    bool any = false;
+    std::optional<recovery_facts> newest;
     for (std::size_t q = 0; q < states.size(); ++q) {
-        if (states[q].size() != sizeof words || static_cast<int>(q) == me_) continue;
-        std::memcpy(words, states[q].data(), sizeof words);
-        any = true;
-        if (words[0] > op_) {
-            op_ = words[0];
-            joined_after_tag_ = words[1];
+        const auto f = static_cast<int>(q) == me_ ? std::nullopt : read_facts(states[q]);
+        if (!f) continue;
+        if (f->op > op_) {
+            op_ = f->op;
+            joined_after_tag_ = f->tag;
         }
-        if (words[2] > newest[2]) std::memcpy(newest, words, sizeof words);
+        if (!newest || f->committed > newest->committed) newest = f;
     }
-    if (!any) return;  // the survivors have no such store (yet): nothing to join
+    if (!newest) return;  // the survivors have no such store (yet): nothing to join
     replacement_ = true;
-    committed_ = newest[2];
-    if (committed_ > 0) placements_.emplace(committed_, placement(newest[3], p_, r_, range_blocks_, opts_.seed));
+    committed_ = newest->committed;
+    if (committed_ > 0)
+        placements_.emplace(committed_, placement(newest->blocks, p_, r_, range_blocks_, opts_.seed));
     holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
 }
 
@@ -969,14 +979,8 @@ std::uint64_t store::submit(std::uint64_t first_id, std::uint64_t count,
 std::vector<char> store::load(std::span<const id_range> ranges) { return impl_->load(ranges); }
 std::uint64_t store::restore_replication() { return impl_->restore_replication(); }
 std::vector<char> store::fetch(std::span<const id_range> ranges) { return impl_->fetch(ranges); }
-void store::tag_next_operation(std::uint64_t tag) {
-    std::lock_guard l(impl_->m_);
-    impl_->next_tag_ = tag;
-}
-bool store::done_without_me(std::uint64_t tag) const {
-    std::lock_guard l(impl_->m_);
-    return impl_->replacement_ && tag <= impl_->joined_after_tag_;
-}
+void store::tag_next_operation(std::uint64_t tag) { impl_->tag_next_operation(tag); }
+bool store::done_without_me(std::uint64_t tag) const { return impl_->done_without_me(tag); }
 std::uint64_t store::version() const { return impl_->version(); }
 std::uint64_t store::blocks() const { return impl_->blocks(); }
 std::size_t store::block_bytes() const noexcept { return impl_->block_bytes_; }
