@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -77,7 +78,11 @@ bool engine::impl::start(int spares) {
             MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
             control_tag_ = found ? *static_cast<int*>(ub) : 32767;
             service_tag_ = control_tag_ - 1;
-            owner_.max_tag_ = control_tag_ - 2;  // the two highest tags carry the engine's own messages
+            // Below those, the tags of service replies (one per reply number
+            // modulo their count); the rest is the program's.
+            reply_tags_ = std::min(1 << 16, (control_tag_ - 2) / 2);
+            reply_tag_base_ = service_tag_ - reply_tags_;
+            owner_.max_tag_ = reply_tag_base_ - 1;
             try {
                 members_.emplace(world_size_, spares);
             } catch (const std::exception& x) {
@@ -220,7 +225,7 @@ bool engine::impl::progress_services() {
         if (auto it = services_.find(number); it != services_.end())
             it->second->on_message(source, std::move(*bytes), service_prefix);
         else if (number >= next_service_)  // created there already, not yet here: kept until it is
-            early_services_[number].emplace_back(source, std::move(*bytes));
+            early_services_[number].push_back({source, recoveries_ended_.load(), std::move(*bytes)});
         // else removed here: dropped
     }
     return progress || failure_seen_;
@@ -273,7 +278,8 @@ void engine::impl::loop() {
         {
             std::unique_lock lock(mutex_);
             const bool nothing_pending =
-                sends_.empty() && recvs_.empty() && pending_receives() == 0 && service_busy_.load() == 0;
+                sends_.empty() && recvs_.empty() && service_recvs_.empty() && pending_receives() == 0 &&
+                service_busy_.load() == 0;
             if (inbox_.empty() && !stop_) {
                 auto ready = [this] { return !inbox_.empty() || stop_; };
                 if (nothing_pending && world_size_ == 1) {
@@ -292,6 +298,7 @@ void engine::impl::loop() {
         progress |= progress_receives();
         progress |= test_sends();
         progress |= test_receives();
+        if (!service_recvs_.empty()) progress |= test_service_receives();
         if (has_services_.load(std::memory_order_relaxed)) progress |= progress_services();
         if (world_size_ > 1 && (failure_seen_ || steady_clock::now() - last_watch_ > watch_interval)) {
             last_watch_ = steady_clock::now();
@@ -356,8 +363,11 @@ void engine::impl::accept(op&& o) {
         deliver_early(ch);
         return;
     }
-    if (o.kind == op::what::service) {
-        if (members_->process_of(o.peer) < 0) return o.service_done(false);
+    if (o.kind == op::what::service_recv) return start_service_receive(std::move(o));
+    if (o.kind == op::what::service || o.kind == op::what::service_reply) {
+        // Asked for before a recovery that has ended since: its answer, or
+        // the receive it answers, belongs to the old communicator.
+        if (members_->process_of(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.service_done(false);
         active_send s;
         s.o = std::move(o);
         return start_send(std::move(s));
@@ -406,6 +416,34 @@ void engine::impl::start_send(active_send&& s) {
         MPI_Type_commit(&t);
         rc = dest < 0 ? MPI_ERR_RANK : MPI_Isend(MPI_BOTTOM, 1, t, dest, service_tag_, comm_, &a.request);
         MPI_Type_free(&t);
+    } else if (a.o.kind == op::what::service_reply) {
+        // Bare bytes; one contiguous piece lets MPI copy it once, straight
+        // into the receiver's memory.
+        const int tag = reply_tag(a.o.sequence);
+        std::size_t pieces = 0;
+        for (const segment& d : a.o.data) pieces += d.bytes > 0 ? 1 : 0;
+        if (dest < 0) {
+            rc = MPI_ERR_RANK;
+        } else if (pieces <= 1) {
+            const segment* one = nullptr;
+            for (const segment& d : a.o.data)
+                if (d.bytes > 0) one = &d;
+            rc = MPI_Isend(one ? one->data : nullptr, one ? static_cast<int>(one->bytes) : 0, MPI_BYTE, dest, tag, comm_,
+                           &a.request);
+        } else {
+            std::vector<MPI_Aint> where;
+            std::vector<int> lengths;
+            for (const segment& d : a.o.data) {
+                if (d.bytes == 0) continue;
+                MPI_Get_address(d.data, &where.emplace_back());
+                lengths.push_back(static_cast<int>(d.bytes));
+            }
+            MPI_Datatype t;
+            MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
+            MPI_Type_commit(&t);
+            rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
+            MPI_Type_free(&t);
+        }
     } else if (a.o.kind == op::what::raw && !a.o.raw.empty()) {
         rc = MPI_Isend(a.o.raw.data(), static_cast<int>(a.o.raw.size()), MPI_BYTE, dest, a.o.tag, comm_, &a.request);
     } else if (a.o.payload.bytes <= small_payload) {
@@ -424,12 +462,111 @@ void engine::impl::start_send(active_send&& s) {
     }
 }
 
+void engine::impl::start_service_receive(op&& o) {
+    if (comm_rank_of_logical(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.service_received(false, 0);
+    expected_reply& r = service_recvs_.emplace_back();
+    r.source = o.peer;
+    r.tag = reply_tag(o.sequence);
+    for (const receive_segment& d : o.into)
+        if (d.bytes > 0) {
+            r.into.push_back(d);
+            r.capacity += d.bytes;
+        }
+    r.done = std::move(o.service_received);
+}
+
+bool engine::impl::test_service_receives() {
+    bool progress = false;
+    for (auto it = service_recvs_.begin(); it != service_recvs_.end();) {
+        expected_reply& r = *it;
+        int flag = 0;
+        if (!r.matched) {
+            MPI_Message msg;
+            MPI_Status st;
+            const int source = comm_rank_of_logical(r.source);
+            int rc = source < 0 ? MPI_ERR_RANK : MPI_Improbe(source, r.tag, comm_, &flag, &msg, &st);
+            if (rc != MPI_SUCCESS) {
+                failure_text(rc);  // recovery fails it
+                return true;
+            }
+            if (!flag) {
+                ++it;
+                continue;
+            }
+            progress = true;
+            int count = 0;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            r.bytes = static_cast<std::size_t>(count);
+            r.matched = true;
+            if (r.bytes > r.capacity) {
+                r.scratch.resize(r.bytes);
+                rc = MPI_Imrecv(r.scratch.data(), count, MPI_BYTE, &msg, &r.request);
+            } else if (r.into.size() <= 1) {
+                rc = MPI_Imrecv(r.into.empty() ? nullptr : r.into.front().data, count, MPI_BYTE, &msg, &r.request);
+            } else {
+                std::vector<MPI_Aint> where(r.into.size());
+                std::vector<int> lengths(r.into.size());
+                for (std::size_t i = 0; i < r.into.size(); ++i) {
+                    MPI_Get_address(r.into[i].data, &where[i]);
+                    lengths[i] = static_cast<int>(r.into[i].bytes);
+                }
+                MPI_Datatype t;
+                MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
+                MPI_Type_commit(&t);
+                rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &r.request);
+                MPI_Type_free(&t);
+            }
+            if (rc != MPI_SUCCESS) {
+                failure_text(rc);
+                return true;
+            }
+        }
+        const int rc = MPI_Test(&r.request, &flag, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && !flag) {
+            ++it;
+            continue;
+        }
+        progress = true;
+        auto done = std::move(r.done);
+        const std::size_t bytes = r.bytes;
+        const bool too_long = bytes > r.capacity;
+        it = service_recvs_.erase(it);
+        if (rc != MPI_SUCCESS) {
+            failure_text(rc);
+            done(false, 0);
+            continue;
+        }
+        ++received_;
+        bytes_received_ += bytes;
+        if (too_long) ++malformed_;
+        done(true, bytes);
+    }
+    return progress;
+}
+
+// At a revoke: replies not yet matched will never come on the old
+// communicator; their services ask again in on_recovery.
+void engine::impl::fail_unmatched_replies() {
+    for (auto it = service_recvs_.begin(); it != service_recvs_.end();) {
+        if (it->matched) {
+            ++it;
+            continue;
+        }
+        auto done = std::move(it->done);
+        it = service_recvs_.erase(it);
+        done(false, 0);
+    }
+}
+
 // A send is over: it left, or MPI failed it. A failed send that is in the log
 // counts as sent: recovery sends it again if its receiver still needs it.
 void engine::impl::finish_send(active_send& s, int rc) {
     if (rc != MPI_SUCCESS) failure_text(rc);
-    if (s.o.kind == op::what::service) {
-        if (rc == MPI_SUCCESS) bytes_sent_ += s.o.head.size();
+    if (s.o.kind == op::what::service || s.o.kind == op::what::service_reply) {
+        if (rc == MPI_SUCCESS) {
+            bytes_sent_ += s.o.head.size();
+            for (const segment& d : s.o.data) bytes_sent_ += d.bytes;
+        }
         return s.o.service_done(rc == MPI_SUCCESS);
     }
     if (s.o.kind != op::what::send && s.o.kind != op::what::raw) return;  // the engine's own: no promise
@@ -745,7 +882,9 @@ int engine::add_service(service* s) {
     impl_->has_services_ = true;
     // What came for it before it existed here, in order of arrival.
     if (auto it = impl_->early_services_.find(n); it != impl_->early_services_.end()) {
-        for (auto& [source, bytes] : it->second) s->on_message(source, std::move(bytes), service_prefix);
+        for (auto& m : it->second)
+            if (m.epoch == impl_->recoveries_ended_.load())  // else the sender asks again after the recovery
+                s->on_message(m.source, std::move(m.bytes), service_prefix);
         impl_->early_services_.erase(it);
     }
     return n;
@@ -767,6 +906,28 @@ void engine::service_send(int number, int dest, std::vector<char> head, std::vec
     if (!head.empty()) std::memcpy(o.head.data() + service_prefix, head.data(), head.size());
     o.data = std::move(data);
     o.service_done = std::move(done);
+    o.epoch = impl_->recoveries_ended_.load();
+    impl_->push(std::move(o));
+}
+
+void engine::service_receive(int source, std::uint64_t reply, std::vector<receive_segment> into,
+                             std::function<void(bool, std::size_t)> done) {
+    impl::op o(impl::op::what::service_recv);
+    o.peer = source;
+    o.sequence = reply;
+    o.into = std::move(into);
+    o.service_received = std::move(done);
+    o.epoch = impl_->recoveries_ended_.load();
+    impl_->push(std::move(o));
+}
+
+void engine::service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done) {
+    impl::op o(impl::op::what::service_reply);
+    o.peer = dest;
+    o.sequence = reply;
+    o.data = std::move(data);
+    o.service_done = std::move(done);
+    o.epoch = impl_->recoveries_ended_.load();
     impl_->push(std::move(o));
 }
 

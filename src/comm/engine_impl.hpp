@@ -66,7 +66,7 @@ public:
     role wait_while_spare();
 
     struct op {
-        enum class what { send, recv, raw, resend, control, service, call };
+        enum class what { send, recv, raw, resend, control, service, service_reply, service_recv, call };
         op() = default;
         explicit op(what k) : kind(k) {}
         what kind = what::send;
@@ -78,8 +78,11 @@ public:
         std::uint64_t sequence = 0;  // raw only
         std::string raw;             // raw only: sent instead of envelope + payload
         std::vector<char> head;      // service only: the service's prefix and head
-        std::vector<segment> data;   // service only
+        std::vector<segment> data;   // service, service_reply
         std::function<void(bool)> service_done;
+        std::uint64_t epoch = 0;     // service ops: the recoveries ended when it was asked for
+        std::vector<receive_segment> into;                     // service_recv
+        std::function<void(bool, std::size_t)> service_received;  // service_recv
         std::function<void()> call;  // call only: runs on the engine thread
     };
 
@@ -160,6 +163,22 @@ private:
         packed_message packed;
     };
 
+    // A service reply expected from (source, tag). It is probed for, not
+    // received blindly: only once its size is known to fit does MPI get the
+    // memory (a receive posted into memory too small for the message is
+    // written past its end by single-copy transfers).
+    struct expected_reply {
+        int source = 0;  // logical rank
+        int tag = 0;
+        std::vector<receive_segment> into;
+        std::size_t capacity = 0;
+        std::function<void(bool, std::size_t)> done;
+        bool matched = false;  // then `request` receives it
+        MPI_Request request = MPI_REQUEST_NULL;
+        std::size_t bytes = 0;      // its size
+        std::vector<char> scratch;  // a reply too long for `into` lands here
+    };
+
     // engine.cpp: messages
     void run();
     void loop();
@@ -172,6 +191,10 @@ private:
     /// waits, or MPI failed: failure_seen_ is set then).
     std::optional<std::vector<char>> receive_any(int tag, int& comm_source);
     bool progress_services();
+    void start_service_receive(op&& o);
+    bool test_service_receives();
+    void fail_unmatched_replies();
+    int reply_tag(std::uint64_t reply) const { return reply_tag_base_ + static_cast<int>(reply % static_cast<std::uint64_t>(reply_tags_)); }
     void notify_services(const std::vector<int>& replaced, const std::vector<int>& lost);
     bool exchange_service_states();
     void finish_send(active_send& s, int rc);
@@ -232,6 +255,7 @@ private:
     int world_size_ = 1;
     int control_tag_ = 0;
     int service_tag_ = 0;  // one below the control tag
+    int reply_tag_base_ = 0, reply_tags_ = 1;  // the tags below the service tag: service replies
     std::optional<recovery::detail::membership> members_;
     std::vector<int> comm_rank_of_process_;  // -1: not in comm_
     bool logging_ = false;                   // spares exist, so sends are kept for re-sending
@@ -240,6 +264,7 @@ private:
     // flight, so these must never move: lists, not deques or vectors.
     std::list<active_send> sends_;
     std::list<active_recv> recvs_;
+    std::list<expected_reply> service_recvs_;
     std::map<std::pair<int, int>, channel> channels_;
     std::map<std::pair<int, int>, std::uint64_t> next_send_sequence_;
     std::chrono::steady_clock::time_point last_watch_{};
@@ -256,7 +281,12 @@ private:
     mutable std::mutex services_mutex_;
     std::map<int, service*> services_;
     int next_service_ = 1;
-    std::map<int, std::vector<std::pair<int, std::vector<char>>>> early_services_;
+    struct early_service_message {
+        int source = 0;
+        std::uint64_t epoch = 0;  // recoveries ended when it arrived: older ones are dropped
+        std::vector<char> bytes;
+    };
+    std::map<int, std::vector<early_service_message>> early_services_;
     std::map<int, std::vector<std::vector<char>>> service_states_;  // number -> by logical rank, last recovery
     std::atomic<bool> has_services_{false};
     std::atomic<int> service_busy_{0};

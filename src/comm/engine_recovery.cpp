@@ -152,12 +152,15 @@ void engine::impl::revoke() {
 
 // After a revoke MPI completes every pending request, most with an error.
 // Receives that completed are delivered; the rest stay waiting and are
-// received again on the new communicator. Sends are in the log.
+// received again on the new communicator. Sends are in the log. Services
+// learn of their failed receives and ask again in on_recovery.
 void engine::impl::drain() {
     const auto deadline = std::chrono::steady_clock::now() + drain_limit;
-    while (!sends_.empty() || !recvs_.empty()) {
+    fail_unmatched_replies();
+    while (!sends_.empty() || !recvs_.empty() || !service_recvs_.empty()) {
         test_sends();
         test_receives();
+        test_service_receives();
         if (std::chrono::steady_clock::now() > deadline) {
             std::fprintf(stderr, "rampart: rank %d: MPI did not end %zu sends and %zu receives within %lld s of a revoke\n",
                          owner_.rank_, sends_.size(), recvs_.size(),

@@ -106,7 +106,7 @@ public:
     // (sends its last done again at a recovery, answers gets with nothing).
     void close() {
         std::unique_lock l(m_);
-        cv_.wait(l, [&] { return sends_in_flight_ == 0; });
+        cv_.wait(l, [&] { return in_flight_ == 0; });
         held_.clear();
         placements_.clear();
         repairs_.clear();
@@ -198,6 +198,7 @@ private:
         return t;
     }
     void send(std::uint64_t id);
+    void on_reply(std::uint64_t id, int source, std::size_t expected, bool ok, std::size_t got);
     void send_done();
     void send_known(std::uint64_t op);
     void route(std::vector<wanted> parts);
@@ -251,8 +252,9 @@ private:
     std::uint64_t my_blocks_ = 0, my_total_ = 0;
     std::map<std::uint64_t, request> outstanding_;  // puts and gets of the current operation
     std::map<std::uint64_t, request> repairs_;      // puts that restore copies
-    std::uint64_t next_request_ = 1;
-    int sends_in_flight_ = 0;
+    // Sends and reply receives that MPI may still read or write the memory
+    // of (held blocks, the caller's output): waited for before returning.
+    int in_flight_ = 0;
     std::vector<char>* out_ = nullptr;
     std::vector<id_range> lost_ids_;
     std::mt19937_64 rng_;
@@ -264,12 +266,30 @@ private:
 void store::impl::send(std::uint64_t id) {
     auto it = outstanding_.find(id);
     request& rq = it != outstanding_.end() ? it->second : repairs_.at(id);
-    ++sends_in_flight_;
     std::weak_ptr<impl> self = weak_from_this();
+    if (rq.what == kind::get) {
+        // The blocks come straight into the output, before the get leaves.
+        std::vector<comm::detail::receive_segment> into;
+        std::size_t bytes = 0;
+        for (const wanted& w : rq.parts) {
+            char* at = out_->data() + w.out;
+            const std::size_t n = w.ids.count * block_bytes_;
+            if (!into.empty() && static_cast<char*>(into.back().data) + into.back().bytes == at)
+                into.back().bytes += n;
+            else
+                into.push_back({at, n});
+            bytes += n;
+        }
+        ++in_flight_;
+        eng_.service_receive(rq.dest, id, std::move(into), [self, id, source = rq.dest, bytes](bool ok, std::size_t got) {
+            if (auto s = self.lock()) s->on_reply(id, source, bytes, ok, got);
+        });
+    }
+    ++in_flight_;
     eng_.service_send(number(), rq.dest, rq.head, rq.data, [self](bool) {
         if (auto s = self.lock()) {
             std::lock_guard l(s->m_);
-            --s->sends_in_flight_;
+            --s->in_flight_;
             s->cv_.notify_all();
         }
     });
@@ -394,6 +414,7 @@ void store::impl::route(std::vector<wanted> parts) {
     constexpr std::uint64_t slice_bytes = 1 << 20;
     const placement& where = placements_.at(op_version_);
     std::map<int, std::uint64_t> open;  // holder -> its request being built
+    std::vector<std::uint64_t> asked;   // the requests built, in order
     int last = -1;
     for (wanted& w : parts) {
         for (const placement_unit& u : where.units(w.ids.first, w.ids.count)) {
@@ -442,18 +463,26 @@ void store::impl::route(std::vector<wanted> parts) {
                     route({part});
                     continue;
                 }
+                // A request covers one run of ids, so that its reply is one
+                // piece on both sides: MPI then copies it once, holder to
+                // output.
                 auto [it, fresh] = open.try_emplace(h, 0);
+                if (!fresh) {
+                    const wanted& back = outstanding_[it->second].parts.back();
+                    fresh = back.ids.first + back.ids.count != part.ids.first || back.out + back.ids.count * block_bytes_ != part.out;
+                }
                 if (fresh) {
-                    it->second = next_request_++;
+                    it->second = eng_.new_reply_number();
                     request& rq = outstanding_[it->second];
                     rq.dest = h;
                     rq.what = kind::get;
+                    asked.push_back(it->second);
                 }
                 outstanding_[it->second].parts.push_back(std::move(part));
             }
         }
     }
-    for (auto& [h, id] : open) {
+    for (const std::uint64_t id : asked) {
         request& rq = outstanding_[id];
         head hd;
         hd.what = kind::get;
@@ -477,7 +506,7 @@ std::vector<char> store::impl::load(std::span<const id_range> ranges) {
     if (invalid.empty()) start_loading(ranges, out);
     cv_.wait(l, [&] { return outstanding_.empty(); });
     send_done();
-    cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
+    cv_.wait(l, [&] { return everyone_done() && in_flight_ == 0; });
     out_ = nullptr;
     end_op();
     if (!invalid.empty()) throw rampart::invalid_argument("rampart::store::load: " + invalid);
@@ -515,7 +544,7 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
     std::vector<char> out;
     eng_.service_busy(1);
     start_loading(ranges, out);
-    cv_.wait(l, [&] { return outstanding_.empty() && sends_in_flight_ == 0; });
+    cv_.wait(l, [&] { return outstanding_.empty() && in_flight_ == 0; });
     eng_.service_busy(-1);
     out_ = nullptr;
     throw_if_lost("rampart::store: fetch");
@@ -616,16 +645,16 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
             hd.op = op_;
             hd.version = v;
             hd.total = total;
-            hd.request = next_request_++;
+            hd.request = eng_.new_reply_number();
             rq.head = detail::encode(hd, ids_of[h]);
             const std::uint64_t id = hd.request;
             outstanding_[id] = std::move(rq);
             send(id);
         }
     }
-    cv_.wait(l, [&] { return outstanding_.empty() && sends_in_flight_ == 0; });
+    cv_.wait(l, [&] { return outstanding_.empty() && in_flight_ == 0; });
     send_done();
-    cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
+    cv_.wait(l, [&] { return everyone_done() && in_flight_ == 0; });
     cv_.wait(l, [&] { return !outcome_open() || heard_everyone(); });
     // Every rank that took part has all its copies held, or has died after
     // its done reached some rank: the version is complete unless a done is
@@ -695,16 +724,24 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         break;
     }
     case kind::get: {
-        // Answers with what it holds of each range: a byte per range (1:
-        // here, its blocks follow), padded to 8, then the blocks held.
+        // Holding every range asked for, it sends the blocks straight into
+        // the asker's output (a reply). Else the reply is empty, and a data
+        // message says which ranges are here: a byte per range (1: here, its
+        // blocks follow), padded to 8, then the blocks held.
+        auto keep = std::make_shared<std::vector<std::shared_ptr<const std::vector<char>>>>();
+        if (auto all = find(h.version, d->ranges, *keep)) {
+            counters_.blocks_served += blocks;
+            eng_.service_reply(source, h.request, std::move(*all), [keep](bool) {});
+            break;
+        }
         const std::size_t flags = (d->ranges.size() + 7) / 8 * 8;
-        auto reply = std::make_shared<std::pair<std::vector<char>, std::vector<std::shared_ptr<const std::vector<char>>>>>();
-        reply->first.assign(flags, 0);
-        std::vector<segment> segs{{reply->first.data(), flags}};
+        auto data = std::make_shared<std::pair<std::vector<char>, std::vector<std::shared_ptr<const std::vector<char>>>>>();
+        data->first.assign(flags, 0);
+        std::vector<segment> segs{{data->first.data(), flags}};
         for (std::size_t i = 0; i < d->ranges.size(); ++i) {
-            auto found = find(h.version, {d->ranges[i]}, reply->second);
+            auto found = find(h.version, {d->ranges[i]}, data->second);
             if (!found) continue;
-            reply->first[i] = 1;
+            data->first[i] = 1;
             segs.insert(segs.end(), found->begin(), found->end());
             counters_.blocks_served += d->ranges[i].count;
         }
@@ -712,7 +749,8 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         a.what = kind::data;
         a.op = h.op;
         a.request = h.request;
-        eng_.service_send(number(), source, detail::encode(a), std::move(segs), [reply](bool) {});
+        eng_.service_send(number(), source, detail::encode(a), std::move(segs), [data](bool) {});
+        eng_.service_reply(source, h.request, {}, [](bool) {});
         break;
     }
     case kind::ack: {
@@ -779,6 +817,31 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
     cv_.notify_all();
 }
 
+// The reply to get `id` came into the output: all of it (done), nothing (a
+// data message says what the holder has), or something else (malformed:
+// asked elsewhere). A failed receive is asked again after the recovery.
+void store::impl::on_reply(std::uint64_t id, int source, std::size_t expected, bool ok, std::size_t got) {
+    std::lock_guard l(m_);
+    --in_flight_;
+    auto it = outstanding_.find(id);
+    if (ok && got != 0 && it != outstanding_.end()) {
+        if (got == expected) {
+            outstanding_.erase(it);
+        } else {
+            ++counters_.malformed;
+            std::vector<wanted> again;
+            for (auto& w : it->second.parts) {
+                w.tried[static_cast<std::size_t>(source)] = 1;
+                again.push_back(std::move(w));
+            }
+            outstanding_.erase(it);
+            ++counters_.requests_rerouted;
+            route(std::move(again));
+        }
+    }
+    cv_.notify_all();
+}
+
 std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
     auto where_it = placements_.find(committed_);
     if (where_it == placements_.end()) return 0;
@@ -817,7 +880,7 @@ std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
         hd.what = kind::put;
         hd.version = committed_;
         hd.total = where.blocks();
-        hd.request = next_request_++;
+        hd.request = eng_.new_reply_number();
         rq.what = kind::put;
         rq.head = detail::encode(hd, ids_of[t]);
         const std::uint64_t id = hd.request;
@@ -938,9 +1001,9 @@ std::uint64_t store::impl::restore_replication() {
     const std::uint64_t sent = repair([&](int target, int original) {
         return target != original || holds_from_[static_cast<std::size_t>(target)] > version;
     });
-    cv_.wait(l, [&] { return repairs_.empty() && sends_in_flight_ == 0; });
+    cv_.wait(l, [&] { return repairs_.empty() && in_flight_ == 0; });
     send_done();
-    cv_.wait(l, [&] { return everyone_done() && sends_in_flight_ == 0; });
+    cv_.wait(l, [&] { return everyone_done() && in_flight_ == 0; });
     // Every rank's repairs are held now: replaced ranks surely hold this version.
     for (std::size_t q = 0; q < holds_from_.size(); ++q)
         if (!absent_[q]) holds_from_[q] = std::min(holds_from_[q], version);

@@ -15,8 +15,8 @@ namespace rampart::store::detail {
 enum class kind : std::uint32_t {
     put = 1,      // copies of blocks for the receiver to hold; answered by ack
     ack = 2,      // the put with this request number is held
-    get = 3,      // send me these blocks; answered by data
-    data = 4,     // of the get with this request number: which of its ranges are here, and their blocks
+    get = 3,      // send me these blocks; answered by a service reply to the request number (the blocks)
+    data = 4,     // of a get whose blocks are not all here: which of its ranges are, and their blocks
     done = 5,     // the sender's part of operation `op` is over
     known = 6,    // after recovery `request`: the dones of submit `op` the sender knows (done_info per rank)
 };

@@ -1,6 +1,9 @@
 // The store after real failures (SIGKILL, no spare ranks: shrinking). Every
 // rank submits its share; the ranks named on the command line die; every
-// survivor then loads all blocks. Usage: store_failures R RANGE_BYTES DEAD...
+// survivor then loads all blocks. Usage: store_failures R RANGE_BYTES
+// [stopped] DEAD... With "stopped" the dead first stop (SIGSTOP) and are
+// killed only while the survivors load: gets sent to them wait for an answer
+// that never comes, and must be asked elsewhere after the recovery.
 // With a copy of every block left, each survivor checks the bytes and prints
 // "store survived"; when every copy of some blocks is gone it checks that
 // load names exactly those blocks and prints "store lost exactly".
@@ -31,8 +34,10 @@ int main(int argc, char** argv) {
     o.replicas = std::atoi(argv[1]);
     o.permutation_range_bytes = std::strtoull(argv[2], nullptr, 10);
     o.seed = 5;
+    const bool stopped = std::strcmp(argv[3], "stopped") == 0;
     std::vector<int> dead;
-    for (int i = 3; i < argc; ++i) dead.push_back(std::atoi(argv[i]));
+    for (int i = stopped ? 4 : 3; i < argc; ++i) dead.push_back(std::atoi(argv[i]));
+    const auto is_dead = [&](int q) { return std::find(dead.begin(), dead.end(), q) != dead.end(); };
     const std::size_t bb = 64;
     const std::uint64_t per = 2048, n = per * static_cast<std::uint64_t>(p);
     // Every rank's process id, for the killer below.
@@ -53,12 +58,21 @@ int main(int argc, char** argv) {
     // The dead die together: the last of them kills the others and itself
     // within microseconds, before any recovery could let a survivor restore
     // copies from one of them.
-    if (!dead.empty() && me == dead.back()) {
+    if (stopped) {
+        int first_survivor = 0;
+        while (is_dead(first_survivor)) ++first_survivor;
+        if (is_dead(me)) std::raise(SIGSTOP);  // until killed
+        if (me == first_survivor)
+            std::thread([&dead, pids] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                for (int d : dead) ::kill(pids[static_cast<std::size_t>(d)], SIGKILL);
+            }).detach();
+    } else if (!dead.empty() && me == dead.back()) {
         for (int d : dead)
             if (d != me) ::kill(pids[static_cast<std::size_t>(d)], SIGKILL);
         std::raise(SIGKILL);
     }
-    if (std::find(dead.begin(), dead.end(), me) != dead.end())
+    if (is_dead(me))
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // until killed
 
     // Which blocks have no surviving holder, by the placement every rank knows.
@@ -81,7 +95,7 @@ int main(int argc, char** argv) {
             std::printf("rank %d: wrong bytes after the failures\n", me);
             return 1;
         }
-        std::printf("rank %d: store survived %zu failures: %llu blocks equal, %llu re-routed\n", me, dead.size(),
+        std::printf("rank %d: store survived %zu failures: %llu blocks equal, %llu requests re-routed\n", me, dead.size(),
                     static_cast<unsigned long long>(n),
                     static_cast<unsigned long long>(s.counters().requests_rerouted));
     } catch (const rs::store_error& e) {

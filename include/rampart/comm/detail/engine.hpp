@@ -99,6 +99,12 @@ struct segment {
     std::size_t bytes = 0;
 };
 
+/// Memory a service reply is received into (see engine::service_receive).
+struct receive_segment {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+};
+
 class engine {
 public:
     /// The engine of this process, started (and MPI initialised) on first
@@ -140,6 +146,30 @@ public:
     /// the engine thread, with false if the send failed.
     void service_send(int number, int dest, std::vector<char> head, std::vector<segment> data,
                       std::function<void(bool)> done);
+    /// Replies that go straight into the asker's memory, with no copy on the
+    /// way (the bulk of a store load). The asker takes a number with
+    /// new_reply_number(), posts service_receive for it, then sends its
+    /// request (with the number in it) by service_send; the answerer sends
+    /// the reply by service_reply to that number, as bare bytes. The memory
+    /// of `into` may be written until `done` is called, on the engine
+    /// thread: done(true, n) when a reply of n bytes came (n larger than
+    /// `into`: nothing written, counted as malformed), done(false, 0) if MPI
+    /// failed it (a recovery follows; ask again in on_recovery).
+    ///
+    ///     const auto n = e.new_reply_number();
+    ///     e.service_receive(holder, n, {{out, bytes}}, [](bool ok, std::size_t got) { ... });
+    ///     e.service_send(number(), holder, request_with(n), {}, [](bool) {});
+    ///     // on the holder, in on_message:  e.service_reply(asker, n, {{data, bytes}}, [](bool) {});
+    ///
+    /// Every service operation (these and service_send) belongs to the
+    /// recoveries seen when it was called: one called before a recovery
+    /// ended and reaching MPI after it is dropped (its done gets false), as
+    /// are messages held for a service not created yet. Services ask again
+    /// in on_recovery, so a reply never meets a receive of another request.
+    std::uint64_t new_reply_number() noexcept { return next_reply_.fetch_add(1, std::memory_order_relaxed); }
+    void service_receive(int source, std::uint64_t reply, std::vector<receive_segment> into,
+                         std::function<void(bool, std::size_t)> done);
+    void service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done);
     /// While some service operation runs (count above 0), the engine polls
     /// without pausing, so that service messages are answered at once.
     void service_busy(int delta);
@@ -226,6 +256,7 @@ private:
     std::int64_t started_us_ = 0;  // when this process began to run its rank
     environment_config config_;
     std::atomic<std::uint64_t> iteration_{0};
+    std::atomic<std::uint64_t> next_reply_{1};
     impl* impl_ = nullptr;  // owned; lives until process shutdown
     friend class impl;
 };
