@@ -475,12 +475,21 @@ void engine::impl::start_service_receive(op&& o) {
     r.done = std::move(o.service_received);
 }
 
+// Replies from one source come in the order they were expected (a holder
+// answers requests in the order they arrive, and its engine sends in order),
+// so each pass probes a source's expected replies only up to the first that
+// has not come: a pass costs a probe per source, not per reply.
 bool engine::impl::test_service_receives() {
     bool progress = false;
+    std::vector<int> waiting;  // sources whose next reply has not come
     for (auto it = service_recvs_.begin(); it != service_recvs_.end();) {
         expected_reply& r = *it;
         int flag = 0;
         if (!r.matched) {
+            if (std::find(waiting.begin(), waiting.end(), r.source) != waiting.end()) {
+                ++it;
+                continue;
+            }
             MPI_Message msg;
             MPI_Status st;
             const int source = comm_rank_of_logical(r.source);
@@ -490,6 +499,7 @@ bool engine::impl::test_service_receives() {
                 return true;
             }
             if (!flag) {
+                waiting.push_back(r.source);
                 ++it;
                 continue;
             }

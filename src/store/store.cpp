@@ -413,7 +413,8 @@ bool store::impl::copy_local(const wanted& w) {
 void store::impl::route(std::vector<wanted> parts) {
     constexpr std::uint64_t slice_bytes = 1 << 20;
     const placement& where = placements_.at(op_version_);
-    std::map<int, std::uint64_t> open;  // holder -> its request being built
+    constexpr std::uint64_t alone_bytes = 64 << 10;
+    std::map<std::pair<int, bool>, std::uint64_t> open;  // (holder, long part) -> its request being built
     std::vector<std::uint64_t> asked;   // the requests built, in order
     int last = -1;
     for (wanted& w : parts) {
@@ -463,13 +464,15 @@ void store::impl::route(std::vector<wanted> parts) {
                     route({part});
                     continue;
                 }
-                // A request covers one run of ids, so that its reply is one
-                // piece on both sides: MPI then copies it once, holder to
-                // output.
-                auto [it, fresh] = open.try_emplace(h, 0);
-                if (!fresh) {
+                // A long part goes in a request that covers one run of ids,
+                // so that its reply is one piece on both sides and MPI copies
+                // it once, holder to output; short ones to the same holder
+                // share one request.
+                const bool alone = part.ids.count * block_bytes_ >= alone_bytes;
+                auto [it, fresh] = open.try_emplace({h, alone}, 0);
+                if (!fresh && alone) {
                     const wanted& back = outstanding_[it->second].parts.back();
-                    fresh = back.ids.first + back.ids.count != part.ids.first || back.out + back.ids.count * block_bytes_ != part.out;
+                    fresh = back.ids.first + back.ids.count != part.ids.first;
                 }
                 if (fresh) {
                     it->second = eng_.new_reply_number();
