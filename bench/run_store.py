@@ -4,8 +4,9 @@ the configurations of the issue and writes
 
 - bench/results/store.json: 4 and 8 ranks, 16 MiB per PE, 64-byte blocks,
   r = 4, without permutation and with permutation ranges of 4096 blocks
-  (262144 bytes): every operation (submit, load_one_pe, load_all and the
-  std::ifstream baselines), checked against the issue's figures;
+  (262144 bytes): every operation (submit, load_one_pe, load_all, the same
+  loads into the program's memory, and the std::ifstream baselines), checked
+  against the issue's figures;
 - bench/results/store_ranges.json: submit / load_one_pe / load_all against
   the bytes per permutation range (the paper's Fig. 4a), 4 and 8 ranks;
 
@@ -112,10 +113,12 @@ def main():
                 r["command"] = cmd
                 show(r)
                 rows.append(r)
-                if r["op"] in LIMITS_MS:
+                # A load into the program's memory has the limit of its load.
+                limit_ms = LIMITS_MS.get(r["op"].removesuffix("_into"))
+                if limit_ms is not None:
                     checks.append({"ranks": n, "permutation_range_bytes": perm, "op": r["op"],
-                                   "limit_ms": LIMITS_MS[r["op"]], "median_ms": r["median_ms"],
-                                   "met": r["median_ms"] <= LIMITS_MS[r["op"]]})
+                                   "limit_ms": limit_ms, "median_ms": r["median_ms"],
+                                   "met": r["median_ms"] <= limit_ms})
                 if r["op"] == "submit":
                     limit = HELD_SLACK * r["replicas"] * r["bytes_per_pe"]
                     checks.append({"ranks": n, "permutation_range_bytes": perm, "op": "bytes_held_per_pe",
@@ -131,7 +134,7 @@ def main():
     print("checks:")
     for c in checks:
         if "limit_ms" in c:
-            print(f"  {c['ranks']} ranks perm {c['permutation_range_bytes'] or 'none':>9} {c['op']:12s} "
+            print(f"  {c['ranks']} ranks perm {c['permutation_range_bytes'] or 'none':>9} {c['op']:16s} "
                   f"{c['median_ms']:9.3f} ms <= {c['limit_ms']:g}: {'met' if c['met'] else 'NOT MET'}")
         else:
             print(f"  {c['ranks']} ranks perm {c['permutation_range_bytes'] or 'none':>9} bytes held "

@@ -10,6 +10,14 @@
 //                    the paper's "load data" does);
 //   load_all         rank i loads the blocks of rank (i + 1) % p: all data,
 //                    no rank gets its own back;
+//   load_one_pe_into, load_all_into
+//                    the same loads into memory of the program's (the
+//                    store::load overload with a span): one array per rank,
+//                    allocated once and reused, as a program restores its own
+//                    arrays; it is overwritten between repetitions (untimed)
+//                    so that the check sees only what the load wrote. The
+//                    plain loads return a fresh std::vector, whose zero-fill
+//                    and first-touch page faults are part of their time;
 //   ifstream_one_pe, ifstream_all
 //                    the baseline: every rank reads the bytes it loads in the
 //                    two load operations from a file of its own with
@@ -60,7 +68,8 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-const std::vector<std::string> all_ops = {"submit", "load_one_pe", "load_all", "ifstream_one_pe", "ifstream_all"};
+const std::vector<std::string> all_ops = {"submit",          "load_one_pe",     "load_all",    "load_one_pe_into",
+                                          "load_all_into",   "ifstream_one_pe", "ifstream_all"};
 constexpr int gather_tag = 4242;
 
 // --- the data --------------------------------------------------------------
@@ -207,6 +216,9 @@ public:
         if (want_submit) bad += report("submit", sub);
         if (wanted("load_one_pe") && one_pe_receivers() > 0) bad += report("load_one_pe", do_load(one_pe_share()));
         if (wanted("load_all")) bad += report("load_all", do_load(all_share()));
+        if (wanted("load_one_pe_into") && one_pe_receivers() > 0)
+            bad += report("load_one_pe_into", do_load_into(one_pe_share()));
+        if (wanted("load_all_into")) bad += report("load_all_into", do_load_into(all_share()));
         if (wanted("ifstream_one_pe") && one_pe_receivers() > 0)
             bad += report("ifstream_one_pe", do_ifstream(one_pe_share(), "one"));
         if (wanted("ifstream_all")) bad += report("ifstream_all", do_ifstream(all_share(), "all"));
@@ -298,6 +310,20 @@ private:
         measured m = time_reps(c_.warmup, c_.repeat, [&] { got = store_.load(ask); }, [&] {
             const bool ok = verify(share, got, "store::load");
             std::vector<char>().swap(got);
+            return ok;
+        });
+        m.bytes = static_cast<double>(share.count * c_.block_bytes);
+        return m;
+    }
+
+    measured do_load_into(rs::id_range share) {
+        std::vector<rs::id_range> ask;
+        if (share.count > 0) ask.push_back(share);
+        std::vector<char> memory(share.count * c_.block_bytes);
+        const auto into = std::as_writable_bytes(std::span(memory));
+        measured m = time_reps(c_.warmup, c_.repeat, [&] { store_.load(ask, into); }, [&] {
+            const bool ok = verify(share, memory, "store::load into memory");
+            std::memset(memory.data(), 0xa5, memory.size());
             return ok;
         });
         m.bytes = static_cast<double>(share.count * c_.block_bytes);
@@ -457,10 +483,12 @@ void usage() {
     std::puts(
         "usage: mpiexec -n P rampart-bench-store [--bytes-per-pe 16777216] [--block-bytes 64] [--replicas 4]\n"
         "         [--permutation-range-bytes 0] [--repeat 10] [--warmup 1] [--seed 1]\n"
-        "         [--ops submit,load_one_pe,load_all,ifstream_one_pe,ifstream_all] [--one-pe-to others|all]\n"
+        "         [--ops submit,load_one_pe,load_all,load_one_pe_into,load_all_into,ifstream_one_pe,ifstream_all]\n"
+        "         [--one-pe-to others|all]\n"
         "         [--threads 1] [--tmpdir $TMPDIR|/tmp] [--json]\n"
         "Times submit, loading rank 0's data on the other ranks (load_one_pe), loading\n"
-        "all data with no rank getting its own (load_all), and reading the same bytes\n"
+        "all data with no rank getting its own (load_all), both also into memory of the\n"
+        "program's (load_one_pe_into, load_all_into), and reading the same bytes\n"
         "with std::ifstream. Median over the repetitions of the slowest rank's time.\n"
         "--replicas 0 means min(4, ranks); --permutation-range-bytes 0: no permutation.");
 }
@@ -483,7 +511,7 @@ int main(int argc, char** argv) {
         c.warmup = opt.get_uint("warmup", c.warmup);
         c.seed = opt.get_uint("seed", c.seed);
         const std::string to = opt.get("one-pe-to", "others");
-        c.ops = split(opt.get("ops", "submit,load_one_pe,load_all,ifstream_one_pe,ifstream_all"));
+        c.ops = split(opt.get("ops", "submit,load_one_pe,load_all,load_one_pe_into,load_all_into,ifstream_one_pe,ifstream_all"));
         const int threads = static_cast<int>(opt.get_uint("threads", 1));
         const char* tmp = std::getenv("TMPDIR");
         c.tmpdir = opt.get("tmpdir", tmp && *tmp ? tmp : "/tmp");

@@ -114,7 +114,7 @@ public:
     }
 
     std::uint64_t submit(std::span<const block_run> runs, std::uint64_t total);
-    std::vector<char> load(std::span<const id_range> ranges);
+    void load(std::span<const id_range> ranges, std::vector<char>* vec, std::span<std::byte> into);
     std::vector<char> fetch(std::span<const id_range> ranges);
     std::uint64_t restore_replication();
 
@@ -203,7 +203,7 @@ private:
     void send_known(std::uint64_t op);
     void route(std::vector<wanted> parts);
     bool copy_local(const wanted& w);
-    void start_loading(std::span<const id_range> ranges, std::vector<char>& out);
+    void start_loading(std::span<const id_range> ranges, char* out);
     void throw_if_lost(const char* what);
     std::optional<std::vector<segment>> find(std::uint64_t version, const std::vector<id_range>& ranges,
                                              std::vector<std::shared_ptr<const std::vector<char>>>& keep) const;
@@ -255,7 +255,7 @@ private:
     // Sends and reply receives that MPI may still read or write the memory
     // of (held blocks, the caller's output): waited for before returning.
     int in_flight_ = 0;
-    std::vector<char>* out_ = nullptr;
+    char* out_ = nullptr;  // where the current load's blocks go
     std::vector<id_range> lost_ids_;
     std::mt19937_64 rng_;
     store_counters counters_;
@@ -272,7 +272,7 @@ void store::impl::send(std::uint64_t id) {
         std::vector<comm::detail::receive_segment> into;
         std::size_t bytes = 0;
         for (const wanted& w : rq.parts) {
-            char* at = out_->data() + w.out;
+            char* at = out_ + w.out;
             const std::size_t n = w.ids.count * block_bytes_;
             if (!into.empty() && static_cast<char*>(into.back().data) + into.back().bytes == at)
                 into.back().bytes += n;
@@ -400,7 +400,7 @@ bool store::impl::copy_local(const wanted& w) {
     if (!segs) return false;
     std::size_t at = w.out;
     for (const segment& s : *segs) {
-        std::memcpy(out_->data() + at, s.data, s.bytes);
+        std::memcpy(out_ + at, s.data, s.bytes);
         at += s.bytes;
     }
     return true;
@@ -499,14 +499,23 @@ void store::impl::route(std::vector<wanted> parts) {
     }
 }
 
-std::vector<char> store::impl::load(std::span<const id_range> ranges) {
+// Loads into `into` if given (it must hold exactly the blocks), else into
+// `vec`, sized here.
+void store::impl::load(std::span<const id_range> ranges, std::vector<char>* vec, std::span<std::byte> into) {
     std::unique_lock l(m_);
     const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
     std::string invalid = check_ranges({ranges.begin(), ranges.end()}, n);
     if (!invalid.empty() && committed_ == 0) invalid += " (nothing was submitted)";
+    std::uint64_t bytes = 0;
+    for (const id_range& r : ranges) bytes += invalid.empty() ? r.count * block_bytes_ : 0;
+    if (invalid.empty() && !vec && into.size() != bytes)
+        invalid = "the memory given holds " + std::to_string(into.size()) + " bytes, the blocks asked for " +
+                  std::to_string(bytes);
     begin_op(committed_);
-    std::vector<char> out;
-    if (invalid.empty()) start_loading(ranges, out);
+    if (invalid.empty()) {
+        if (vec) vec->resize(bytes);
+        start_loading(ranges, vec ? vec->data() : reinterpret_cast<char*>(into.data()));
+    }
     cv_.wait(l, [&] { return outstanding_.empty(); });
     send_done();
     cv_.wait(l, [&] { return everyone_done() && in_flight_ == 0; });
@@ -514,19 +523,17 @@ std::vector<char> store::impl::load(std::span<const id_range> ranges) {
     end_op();
     if (!invalid.empty()) throw rampart::invalid_argument("rampart::store::load: " + invalid);
     throw_if_lost("rampart::store::load");
-    return out;
 }
 
-// Asks for the blocks of `ranges` into `out`, in their order.
-void store::impl::start_loading(std::span<const id_range> ranges, std::vector<char>& out) {
+// Asks for the blocks of `ranges` into `out`, in their order (it holds them).
+void store::impl::start_loading(std::span<const id_range> ranges, char* out) {
     std::uint64_t bytes = 0;
     std::vector<wanted> parts;
     for (const id_range& r : ranges) {
         parts.push_back({r, bytes, std::vector<char>(static_cast<std::size_t>(p_), 0)});
         bytes += r.count * block_bytes_;
     }
-    out.resize(bytes);
-    out_ = &out;
+    out_ = out;
     if (!parts.empty()) route(std::move(parts));
 }
 
@@ -544,9 +551,11 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
         throw rampart::invalid_argument("rampart::store: fetch: " + invalid);
     op_version_ = committed_;
     lost_ids_.clear();
-    std::vector<char> out;
+    std::uint64_t bytes = 0;
+    for (const id_range& r : ranges) bytes += r.count * block_bytes_;
+    std::vector<char> out(bytes);
     eng_.service_busy(1);
-    start_loading(ranges, out);
+    start_loading(ranges, out.data());
     cv_.wait(l, [&] { return outstanding_.empty() && in_flight_ == 0; });
     eng_.service_busy(-1);
     out_ = nullptr;
@@ -785,7 +794,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
                 again.push_back(std::move(w));
                 continue;
             }
-            std::memcpy(out_->data() + w.out, bytes.data() + at, w.ids.count * block_bytes_);
+            std::memcpy(out_ + w.out, bytes.data() + at, w.ids.count * block_bytes_);
             at += w.ids.count * block_bytes_;
         }
         outstanding_.erase(it);
@@ -1042,7 +1051,12 @@ std::uint64_t store::submit(std::uint64_t first_id, std::uint64_t count,
     return submit(first_id, bytes, total_blocks);
 }
 
-std::vector<char> store::load(std::span<const id_range> ranges) { return impl_->load(ranges); }
+std::vector<char> store::load(std::span<const id_range> ranges) {
+    std::vector<char> out;
+    impl_->load(ranges, &out, {});
+    return out;
+}
+void store::load(std::span<const id_range> ranges, std::span<std::byte> into) { impl_->load(ranges, nullptr, into); }
 std::uint64_t store::restore_replication() { return impl_->restore_replication(); }
 std::vector<char> store::fetch(std::span<const id_range> ranges) { return impl_->fetch(ranges); }
 void store::tag_next_operation(std::uint64_t tag) { impl_->tag_next_operation(tag); }

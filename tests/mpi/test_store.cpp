@@ -111,3 +111,36 @@ TEST(Store, BadArgumentsAreClearErrors) {
     EXPECT_THROW(s.load({{3, 0}}), rampart::invalid_argument);                // empty range
     expect_equal(s.load({{0, 3}}), blocks(0, 3, bb));                         // and it still works
 }
+
+TEST(Store, LoadsIntoTheCallersMemory) {
+    const std::size_t bb = 64;
+    const std::uint64_t per = 3000, n = per * static_cast<std::uint64_t>(ranks());
+    rs::store s(bb, rs::options{0, 4096, 3});  // 64-block ranges: long and short runs alike
+    const std::uint64_t first = per * static_cast<std::uint64_t>(me());
+    s.submit(first, blocks(first, per, bb), n);
+    // Everything but this rank's blocks, in two ranges, into one array of
+    // the program's with guard bytes around it.
+    std::vector<rs::id_range> ask;
+    if (first > 0) ask.push_back({0, first});
+    if (first + per < n) ask.push_back({first + per, n - first - per});
+    const std::size_t bytes = (n - per) * bb;
+    std::vector<std::byte> memory(bytes + 2 * bb, std::byte{0x5a});
+    s.load(ask, std::span<std::byte>(memory.data() + bb, bytes));
+    std::vector<std::byte> want = blocks(0, first, bb);
+    const auto rest = blocks(first + per, n - first - per, bb);
+    want.insert(want.end(), rest.begin(), rest.end());
+    EXPECT_EQ(std::memcmp(memory.data() + bb, want.data(), bytes), 0);
+    for (std::size_t i = 0; i < bb; ++i) {
+        EXPECT_EQ(memory[i], std::byte{0x5a});
+        EXPECT_EQ(memory[bb + bytes + i], std::byte{0x5a});
+    }
+    // Memory of the wrong size is a clear error on the rank that gave it;
+    // the others' loads, in the same collective step, go through.
+    std::vector<std::byte> mine(per * bb - (me() == 0 ? bb : 0));
+    if (me() == 0)
+        EXPECT_THROW(s.load({{first, per}}, mine), rampart::invalid_argument);
+    else
+        EXPECT_NO_THROW(s.load({{first, per}}, mine));
+    if (me() != 0) EXPECT_EQ(std::memcmp(mine.data(), blocks(first, per, bb).data(), mine.size()), 0);
+    EXPECT_THROW(s.load({{0, 1}}, std::span<std::byte>()), rampart::invalid_argument);
+}

@@ -106,6 +106,17 @@ public:
     std::vector<char> load(std::initializer_list<id_range> ranges) {
         return load(std::span<const id_range>(ranges.begin(), ranges.size()));
     }
+    /// The same into memory of the caller's, which must hold exactly the
+    /// blocks' bytes (else rampart::invalid_argument, after taking part in
+    /// the collective step): no allocation, no zero-fill, the blocks land
+    /// where the program wants them. After an error its content is partial.
+    ///
+    ///     std::vector<double> field(count * per_block);      // the program's own array
+    ///     s.load({{first, count}}, std::as_writable_bytes(std::span(field)));
+    void load(std::span<const id_range> ranges, std::span<std::byte> into);
+    void load(std::initializer_list<id_range> ranges, std::span<std::byte> into) {
+        load(std::span<const id_range>(ranges.begin(), ranges.size()), into);
+    }
     /// The same into values of a trivially copyable type.
     template <class T>
     std::vector<T> load_as(std::span<const id_range> ranges) {
