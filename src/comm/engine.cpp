@@ -439,10 +439,12 @@ void engine::impl::start_send(active_send&& s) {
                 lengths.push_back(static_cast<int>(d.bytes));
             }
             MPI_Datatype t;
-            MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
-            MPI_Type_commit(&t);
-            rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
-            MPI_Type_free(&t);
+            rc = MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
+            if (rc == MPI_SUCCESS) {
+                MPI_Type_commit(&t);
+                rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
+                MPI_Type_free(&t);
+            }
         }
     } else if (a.o.kind == op::what::raw && !a.o.raw.empty()) {
         rc = MPI_Isend(a.o.raw.data(), static_cast<int>(a.o.raw.size()), MPI_BYTE, dest, a.o.tag, comm_, &a.request);
@@ -465,6 +467,7 @@ void engine::impl::start_send(active_send&& s) {
 void engine::impl::start_service_receive(op&& o) {
     if (comm_rank_of_logical(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.service_received(false, 0);
     expected_reply& r = service_recvs_.emplace_back();
+    r.service = o.tag;
     r.source = o.peer;
     r.tag = reply_tag(o.sequence);
     for (const receive_segment& d : o.into)
@@ -475,18 +478,20 @@ void engine::impl::start_service_receive(op&& o) {
     r.done = std::move(o.service_received);
 }
 
-// Replies from one source come in the order they were expected (a holder
-// answers requests in the order they arrive, and its engine sends in order),
-// so each pass probes a source's expected replies only up to the first that
-// has not come: a pass costs a probe per source, not per reply.
+// Replies of one service from one source come in the order they were
+// expected (the service there answers requests in the order they arrive,
+// and its engine sends in order), so each pass probes those only up to the
+// first that has not come: a pass costs a probe per source and service, not
+// per reply. (Not per source only: a service not yet created there would
+// hold back the replies of the others.)
 bool engine::impl::test_service_receives() {
     bool progress = false;
-    std::vector<int> waiting;  // sources whose next reply has not come
+    std::vector<std::pair<int, int>> waiting;  // (source, service) whose next reply has not come
     for (auto it = service_recvs_.begin(); it != service_recvs_.end();) {
         expected_reply& r = *it;
         int flag = 0;
         if (!r.matched) {
-            if (std::find(waiting.begin(), waiting.end(), r.source) != waiting.end()) {
+            if (std::find(waiting.begin(), waiting.end(), std::pair{r.source, r.service}) != waiting.end()) {
                 ++it;
                 continue;
             }
@@ -499,16 +504,29 @@ bool engine::impl::test_service_receives() {
                 return true;
             }
             if (!flag) {
-                waiting.push_back(r.source);
+                waiting.emplace_back(r.source, r.service);
                 ++it;
                 continue;
             }
             progress = true;
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
-            r.bytes = static_cast<std::size_t>(count);
+            // A reply of more bytes than an int counts is none of ours (they
+            // are at most max_reply_bytes): received as one too long, into
+            // 16 MiB elements of scratch.
+            const bool huge = count == MPI_UNDEFINED || count < 0;
+            r.bytes = huge ? SIZE_MAX : static_cast<std::size_t>(count);
             r.matched = true;
-            if (r.bytes > r.capacity) {
+            MPI_Datatype t = MPI_DATATYPE_NULL;
+            if (huge) {
+                MPI_Count bytes = 0;
+                MPI_Get_elements_x(&st, MPI_BYTE, &bytes);
+                const auto units = static_cast<std::size_t>((std::max<MPI_Count>(bytes, 0) >> 24) + 1);
+                r.scratch.resize(units << 24);
+                MPI_Type_contiguous(1 << 24, MPI_BYTE, &t);
+                MPI_Type_commit(&t);
+                rc = MPI_Imrecv(r.scratch.data(), static_cast<int>(units), t, &msg, &r.request);
+            } else if (r.bytes > r.capacity) {
                 r.scratch.resize(r.bytes);
                 rc = MPI_Imrecv(r.scratch.data(), count, MPI_BYTE, &msg, &r.request);
             } else if (r.into.size() <= 1) {
@@ -520,14 +538,16 @@ bool engine::impl::test_service_receives() {
                     MPI_Get_address(r.into[i].data, &where[i]);
                     lengths[i] = static_cast<int>(r.into[i].bytes);
                 }
-                MPI_Datatype t;
-                MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
-                MPI_Type_commit(&t);
-                rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &r.request);
-                MPI_Type_free(&t);
+                rc = MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
+                if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&t);
+                if (rc == MPI_SUCCESS) rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &r.request);
             }
-            if (rc != MPI_SUCCESS) {
+            if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
+            if (rc != MPI_SUCCESS) {  // nothing was given to MPI: the reply did not come
                 failure_text(rc);
+                auto done = std::move(r.done);
+                service_recvs_.erase(it);
+                done(false, 0);
                 return true;
             }
         }
@@ -907,7 +927,7 @@ void engine::remove_service(int number) {
 }
 
 void engine::service_send(int number, int dest, std::vector<char> head, std::vector<segment> data,
-                          std::function<void(bool)> done) {
+                          std::function<void(bool)> done, std::uint64_t epoch) {
     impl::op o(impl::op::what::service);
     o.peer = dest;
     o.head.resize(service_prefix + head.size());
@@ -916,28 +936,35 @@ void engine::service_send(int number, int dest, std::vector<char> head, std::vec
     if (!head.empty()) std::memcpy(o.head.data() + service_prefix, head.data(), head.size());
     o.data = std::move(data);
     o.service_done = std::move(done);
-    o.epoch = impl_->recoveries_ended_.load();
+    o.epoch = epoch;
     impl_->push(std::move(o));
 }
 
-void engine::service_receive(int source, std::uint64_t reply, std::vector<receive_segment> into,
-                             std::function<void(bool, std::size_t)> done) {
+void engine::service_receive(int number, int source, std::uint64_t reply, std::vector<receive_segment> into,
+                             std::function<void(bool, std::size_t)> done, std::uint64_t epoch) {
     impl::op o(impl::op::what::service_recv);
+    o.tag = number;
     o.peer = source;
     o.sequence = reply;
     o.into = std::move(into);
     o.service_received = std::move(done);
-    o.epoch = impl_->recoveries_ended_.load();
+    o.epoch = epoch;
     impl_->push(std::move(o));
 }
 
-void engine::service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done) {
+void engine::service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done,
+                           std::uint64_t epoch) {
+    std::size_t bytes = 0;
+    for (const segment& d : data) bytes += d.bytes;
+    if (bytes > max_reply_bytes)
+        throw rampart::invalid_argument("rampart: a service reply of " + std::to_string(bytes) + " bytes (at most " +
+                                        std::to_string(max_reply_bytes) + ")");
     impl::op o(impl::op::what::service_reply);
     o.peer = dest;
     o.sequence = reply;
     o.data = std::move(data);
     o.service_done = std::move(done);
-    o.epoch = impl_->recoveries_ended_.load();
+    o.epoch = epoch;
     impl_->push(std::move(o));
 }
 

@@ -168,6 +168,7 @@ private:
     // memory (a receive posted into memory too small for the message is
     // written past its end by single-copy transfers).
     struct expected_reply {
+        int service = 0;
         int source = 0;  // logical rank
         int tag = 0;
         std::vector<receive_segment> into;

@@ -24,6 +24,10 @@ using detail::head;
 using detail::kind;
 
 namespace {
+// A message of the store carries at most this many bytes of blocks: far
+// under MPI's int counts, and small enough to interleave ranks' traffic.
+constexpr std::uint64_t max_message_bytes = 64 << 20;
+
 std::string ids_text(const std::vector<id_range>& rs) {
     std::string s;
     for (std::size_t i = 0; i < rs.size() && i < 8; ++i)
@@ -174,6 +178,7 @@ private:
         std::vector<char> head;
         std::vector<segment> data;
         std::vector<wanted> parts;  // get only
+        std::uint64_t bytes = 0;    // of the blocks it carries or asks for
         std::vector<std::shared_ptr<const std::vector<char>>> keep;  // held blocks a repair sends from
     };
 
@@ -198,6 +203,17 @@ private:
         return t;
     }
     void send(std::uint64_t id);
+    // Puts being built, per destination: a new one whenever the last would
+    // pass max_message_bytes.
+    struct put_draft {
+        request rq;
+        std::vector<id_range> ids;
+    };
+    std::uint64_t max_message_blocks() const { return std::max<std::uint64_t>(1, max_message_bytes / block_bytes_); }
+    void add_put(std::map<int, std::vector<put_draft>>& puts, int dest, id_range ids, const std::vector<segment>& data,
+                 const std::vector<std::shared_ptr<const std::vector<char>>>& keep);
+    void send_puts(std::map<int, std::vector<put_draft>>& puts, std::uint64_t op, std::uint64_t version,
+                   std::uint64_t total, std::map<std::uint64_t, request>& into);
     void on_reply(std::uint64_t id, int source, std::size_t expected, bool ok, std::size_t got);
     void send_done();
     void send_known(std::uint64_t op);
@@ -267,6 +283,7 @@ void store::impl::send(std::uint64_t id) {
     auto it = outstanding_.find(id);
     request& rq = it != outstanding_.end() ? it->second : repairs_.at(id);
     std::weak_ptr<impl> self = weak_from_this();
+    const std::uint64_t epoch = eng_.recoveries();  // one for the receive and its get
     if (rq.what == kind::get) {
         // The blocks come straight into the output, before the get leaves.
         std::vector<comm::detail::receive_segment> into;
@@ -280,19 +297,56 @@ void store::impl::send(std::uint64_t id) {
                 into.push_back({at, n});
             bytes += n;
         }
-        ++in_flight_;
-        eng_.service_receive(rq.dest, id, std::move(into), [self, id, source = rq.dest, bytes](bool ok, std::size_t got) {
-            if (auto s = self.lock()) s->on_reply(id, source, bytes, ok, got);
-        });
+        eng_.service_receive(
+            number(), rq.dest, id, std::move(into),
+            [self, id, source = rq.dest, bytes](bool ok, std::size_t got) {
+                if (auto s = self.lock()) s->on_reply(id, source, bytes, ok, got);
+            },
+            epoch);
+        ++in_flight_;  // after the push, which throws once the runtime is down (m_ holds back the callback)
     }
+    eng_.service_send(
+        number(), rq.dest, rq.head, rq.data,
+        [self](bool) {
+            if (auto s = self.lock()) {
+                std::lock_guard l(s->m_);
+                --s->in_flight_;
+                s->cv_.notify_all();
+            }
+        },
+        epoch);
     ++in_flight_;
-    eng_.service_send(number(), rq.dest, rq.head, rq.data, [self](bool) {
-        if (auto s = self.lock()) {
-            std::lock_guard l(s->m_);
-            --s->in_flight_;
-            s->cv_.notify_all();
+}
+
+void store::impl::add_put(std::map<int, std::vector<put_draft>>& puts, int dest, id_range ids,
+                          const std::vector<segment>& data,
+                          const std::vector<std::shared_ptr<const std::vector<char>>>& keep) {
+    auto& drafts = puts[dest];
+    const std::uint64_t bytes = ids.count * block_bytes_;
+    if (drafts.empty() || drafts.back().rq.bytes + bytes > max_message_bytes) drafts.emplace_back();
+    request& rq = drafts.back().rq;
+    rq.dest = dest;
+    rq.what = kind::put;
+    rq.data.insert(rq.data.end(), data.begin(), data.end());
+    rq.keep.insert(rq.keep.end(), keep.begin(), keep.end());
+    rq.bytes += bytes;
+    drafts.back().ids.push_back(ids);
+}
+
+void store::impl::send_puts(std::map<int, std::vector<put_draft>>& puts, std::uint64_t op, std::uint64_t version,
+                            std::uint64_t total, std::map<std::uint64_t, request>& into) {
+    for (auto& [dest, drafts] : puts)
+        for (put_draft& d : drafts) {
+            head hd;
+            hd.what = kind::put;
+            hd.op = op;
+            hd.version = version;
+            hd.total = total;
+            hd.request = eng_.new_reply_number();
+            d.rq.head = detail::encode(hd, d.ids);
+            into[hd.request] = std::move(d.rq);
+            send(hd.request);
         }
-    });
 }
 
 detail::done_info& store::impl::done_of(std::uint64_t op, int q) {
@@ -311,7 +365,7 @@ void store::impl::send_done() {
     const std::vector<char> bytes = detail::encode(h);
     done_of(op_, me_) = {1, my_blocks_, my_total_};
     for (int q = 0; q < p_; ++q)
-        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {});
+        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {}, eng_.recoveries());
 }
 
 // After a recovery every rank tells every other which dones of a submit it
@@ -332,7 +386,7 @@ void store::impl::send_known(std::uint64_t op) {
     ops_[op].heard[recovery_].resize(static_cast<std::size_t>(p_), 0);
     ops_[op].heard[recovery_][static_cast<std::size_t>(me_)] = 1;
     for (int q = 0; q < p_; ++q)
-        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {});
+        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {}, eng_.recoveries());
 }
 
 bool store::impl::everyone_done() const {
@@ -468,11 +522,14 @@ void store::impl::route(std::vector<wanted> parts) {
                 // so that its reply is one piece on both sides and MPI copies
                 // it once, holder to output; short ones to the same holder
                 // share one request.
-                const bool alone = part.ids.count * block_bytes_ >= alone_bytes;
+                const std::uint64_t part_bytes = part.ids.count * block_bytes_;
+                const bool alone = part_bytes >= alone_bytes;
                 auto [it, fresh] = open.try_emplace({h, alone}, 0);
-                if (!fresh && alone) {
-                    const wanted& back = outstanding_[it->second].parts.back();
-                    fresh = back.ids.first + back.ids.count != part.ids.first;
+                if (!fresh) {
+                    const request& rq = outstanding_[it->second];
+                    const wanted& back = rq.parts.back();
+                    fresh = (alone && back.ids.first + back.ids.count != part.ids.first) ||
+                            rq.bytes + part_bytes > max_message_bytes;
                 }
                 if (fresh) {
                     it->second = eng_.new_reply_number();
@@ -481,6 +538,7 @@ void store::impl::route(std::vector<wanted> parts) {
                     rq.what = kind::get;
                     asked.push_back(it->second);
                 }
+                outstanding_[it->second].bytes += part_bytes;
                 outstanding_[it->second].parts.push_back(std::move(part));
             }
         }
@@ -623,8 +681,7 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
         placements_.erase(v);
         const placement& where =
             placements_.emplace(v, placement(total, p_, r_, range_blocks_, opts_.seed)).first->second;
-        std::map<int, request> per_holder;
-        std::map<int, std::vector<id_range>> ids_of;
+        std::map<int, std::vector<put_draft>> puts;
         auto local = std::make_shared<std::vector<char>>();
         std::vector<id_range> local_ids;
         for (const block_run& run : runs) {
@@ -639,10 +696,10 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
                         local_ids.push_back({u.first_id, u.count});
                         continue;
                     }
-                    request& rq = per_holder[h];
-                    rq.dest = h;
-                    rq.data.push_back({at, u.count * block_bytes_});
-                    ids_of[h].push_back({u.first_id, u.count});
+                    for (std::uint64_t done = 0; done < u.count; done += max_message_blocks()) {
+                        const std::uint64_t n = std::min(max_message_blocks(), u.count - done);
+                        add_put(puts, h, {u.first_id + done, n}, {{at + done * block_bytes_, n * block_bytes_}}, {});
+                    }
                 }
             }
         }
@@ -651,18 +708,7 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
             held_[v][r.first] = piece{r.count, local, offset};
             offset += r.count * block_bytes_;
         }
-        for (auto& [h, rq] : per_holder) {
-            head hd;
-            hd.what = kind::put;
-            hd.op = op_;
-            hd.version = v;
-            hd.total = total;
-            hd.request = eng_.new_reply_number();
-            rq.head = detail::encode(hd, ids_of[h]);
-            const std::uint64_t id = hd.request;
-            outstanding_[id] = std::move(rq);
-            send(id);
-        }
+        send_puts(puts, op_, v, total, outstanding_);
     }
     cv_.wait(l, [&] { return outstanding_.empty() && in_flight_ == 0; });
     send_done();
@@ -732,7 +778,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         a.what = kind::ack;
         a.op = h.op;
         a.request = h.request;
-        eng_.service_send(number(), source, detail::encode(a), {}, [](bool) {});
+        eng_.service_send(number(), source, detail::encode(a), {}, [](bool) {}, eng_.recoveries());
         break;
     }
     case kind::get: {
@@ -743,7 +789,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         auto keep = std::make_shared<std::vector<std::shared_ptr<const std::vector<char>>>>();
         if (auto all = find(h.version, d->ranges, *keep)) {
             counters_.blocks_served += blocks;
-            eng_.service_reply(source, h.request, std::move(*all), [keep](bool) {});
+            eng_.service_reply(source, h.request, std::move(*all), [keep](bool) {}, eng_.recoveries());
             break;
         }
         const std::size_t flags = (d->ranges.size() + 7) / 8 * 8;
@@ -761,8 +807,9 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         a.what = kind::data;
         a.op = h.op;
         a.request = h.request;
-        eng_.service_send(number(), source, detail::encode(a), std::move(segs), [data](bool) {});
-        eng_.service_reply(source, h.request, {}, [](bool) {});
+        const std::uint64_t epoch = eng_.recoveries();  // one for the two messages
+        eng_.service_send(number(), source, detail::encode(a), std::move(segs), [data](bool) {}, epoch);
+        eng_.service_reply(source, h.request, {}, [](bool) {}, epoch);
         break;
     }
     case kind::ack: {
@@ -858,8 +905,7 @@ std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
     auto where_it = placements_.find(committed_);
     if (where_it == placements_.end()) return 0;
     const placement& where = where_it->second;
-    std::map<int, request> to;
-    std::map<int, std::vector<id_range>> ids_of;
+    std::map<int, std::vector<put_draft>> puts;
     std::uint64_t sent = 0;
     for (const placement_unit& u : where.units(0, where.blocks())) {
         std::vector<int> t;
@@ -874,31 +920,19 @@ std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
             if (!needs.back() && sender < 0) sender = h;
         }
         if (sender != me_) continue;  // the first holder with a sure copy sends, the same on every rank
-        std::vector<std::shared_ptr<const std::vector<char>>> keep;
-        auto segs = find(committed_, {{u.first_id, u.count}}, keep);
-        if (!segs) continue;  // not here after all: this copy stays missing
-        for (std::size_t k = 0; k < t.size(); ++k) {
-            if (!needs[k] || t[k] == me_) continue;
-            request& rq = to[t[k]];
-            rq.dest = t[k];
-            rq.data.insert(rq.data.end(), segs->begin(), segs->end());
-            rq.keep.insert(rq.keep.end(), keep.begin(), keep.end());
-            ids_of[t[k]].push_back({u.first_id, u.count});
-            sent += u.count;
+        for (std::uint64_t done = 0; done < u.count; done += max_message_blocks()) {
+            const id_range chunk{u.first_id + done, std::min(max_message_blocks(), u.count - done)};
+            std::vector<std::shared_ptr<const std::vector<char>>> keep;
+            auto segs = find(committed_, {chunk}, keep);
+            if (!segs) continue;  // not here after all: this copy stays missing
+            for (std::size_t k = 0; k < t.size(); ++k) {
+                if (!needs[k] || t[k] == me_) continue;
+                add_put(puts, t[k], chunk, *segs, keep);
+                sent += chunk.count;
+            }
         }
     }
-    for (auto& [t, rq] : to) {
-        head hd;
-        hd.what = kind::put;
-        hd.version = committed_;
-        hd.total = where.blocks();
-        hd.request = eng_.new_reply_number();
-        rq.what = kind::put;
-        rq.head = detail::encode(hd, ids_of[t]);
-        const std::uint64_t id = hd.request;
-        repairs_[id] = std::move(rq);
-        send(id);
-    }
+    send_puts(puts, 0, committed_, where.blocks(), repairs_);  // a repair is no collective operation
     counters_.blocks_repaired += sent;
     return sent;
 }

@@ -39,7 +39,10 @@ int main(int argc, char** argv) {
     for (int i = stopped ? 4 : 3; i < argc; ++i) dead.push_back(std::atoi(argv[i]));
     const auto is_dead = [&](int q) { return std::find(dead.begin(), dead.end(), q) != dead.end(); };
     const std::size_t bb = 64;
-    const std::uint64_t per = 2048, n = per * static_cast<std::uint64_t>(p);
+    // Stopped holders: 4 MiB per rank, so that each survivor's load is cut
+    // into several slices, each asked of a random holder (some of them
+    // stopped, all but surely).
+    const std::uint64_t per = stopped ? 65536 : 2048, n = per * static_cast<std::uint64_t>(p);
     // Every rank's process id, for the killer below.
     std::vector<rampart::future<void>> sent;
     for (int q = 0; q < p; ++q)
@@ -61,7 +64,14 @@ int main(int argc, char** argv) {
     if (stopped) {
         int first_survivor = 0;
         while (is_dead(first_survivor)) ++first_survivor;
-        if (is_dead(me)) std::raise(SIGSTOP);  // until killed
+        if (is_dead(me)) {
+            // Stops only once every survivor is past the empty load (so has
+            // this rank's part of it): a stopped rank answers nothing more.
+            for (int q = 0; q < p; ++q)
+                if (!is_dead(q)) rampart::comm::irecv<int>(q, 2).get();
+            std::raise(SIGSTOP);  // until killed
+        }
+        for (int d : dead) rampart::comm::isend(d, 2, 1).get();
         if (me == first_survivor)
             std::thread([&dead, pids] {
                 std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -45,7 +45,8 @@ public:
             const std::size_t third = data->size() / 3;
             pieces = {{data->data(), third}, {data->data() + third, 0}, {data->data() + third, data->size() - third}};
         }
-        cd::engine::get().service_reply(source, q.reply, std::move(pieces), [data](bool) {});
+        auto& e = cd::engine::get();
+        e.service_reply(source, q.reply, std::move(pieces), [data](bool) {}, e.recoveries());
     }
     void on_recovery(const std::vector<int>&, const std::vector<int>&, const std::vector<std::vector<char>>&) override {}
 };
@@ -69,10 +70,13 @@ outcome ask(std::vector<cd::receive_segment> into, answer how, std::uint64_t byt
     auto done = std::make_shared<std::promise<outcome>>();
     auto result = done->get_future();
     const question q{e.new_reply_number(), how, bytes};
-    e.service_receive(peer, q.reply, std::move(into), [done](bool ok, std::size_t got) { done->set_value({ok, got}); });
+    const auto epoch = e.recoveries();
+    const int number = the_responder().number();
+    e.service_receive(
+        number, peer, q.reply, std::move(into), [done](bool ok, std::size_t got) { done->set_value({ok, got}); }, epoch);
     std::vector<char> head(sizeof q);
     std::memcpy(head.data(), &q, sizeof q);
-    e.service_send(the_responder().number(), peer, std::move(head), {}, [](bool) {});
+    e.service_send(number, peer, std::move(head), {}, [](bool) {}, epoch);
     return result.get();
 }
 

@@ -140,36 +140,44 @@ public:
     /// calls until remove_service(number) returns.
     int add_service(service* s);
     void remove_service(int number);
+    /// Every service operation belongs to a recovery epoch, `epoch`: the
+    /// count of recoveries() the service had seen when it decided on it
+    /// (read once for all the operations of one exchange, such as a receive
+    /// and its request). An operation of an older epoch than the engine's
+    /// when it reaches MPI is dropped (its done gets false), as are messages
+    /// held for a service not created yet when a recovery ends: services
+    /// ask again in on_recovery, so that nothing of an exchange cut by a
+    /// recovery is left to meet a later one.
+    ///
     /// Sends `head` followed by the bytes of `data` to logical rank `dest`
     /// for service `number` (a service on `dest` with the same number gets
     /// it). The memory of `data` must stay valid until `done` is called, on
-    /// the engine thread, with false if the send failed.
+    /// the engine thread, with false if the send failed or was dropped.
     void service_send(int number, int dest, std::vector<char> head, std::vector<segment> data,
-                      std::function<void(bool)> done);
+                      std::function<void(bool)> done, std::uint64_t epoch);
     /// Replies that go straight into the asker's memory, with no copy on the
     /// way (the bulk of a store load). The asker takes a number with
     /// new_reply_number(), posts service_receive for it, then sends its
     /// request (with the number in it) by service_send; the answerer sends
-    /// the reply by service_reply to that number, as bare bytes. The memory
-    /// of `into` may be written until `done` is called, on the engine
-    /// thread: done(true, n) when a reply of n bytes came (n larger than
-    /// `into`: nothing written, counted as malformed), done(false, 0) if MPI
-    /// failed it (a recovery follows; ask again in on_recovery).
+    /// the reply by service_reply to that number, as bare bytes (at most
+    /// max_reply_bytes). The memory of `into` may be written until `done` is
+    /// called, on the engine thread: done(true, n) when a reply of n bytes
+    /// came (n larger than `into`: nothing written, counted as malformed),
+    /// done(false, 0) if MPI failed it or it was dropped (ask again in
+    /// on_recovery). Replies from one source for one service are matched in
+    /// the order they were expected.
     ///
-    ///     const auto n = e.new_reply_number();
-    ///     e.service_receive(holder, n, {{out, bytes}}, [](bool ok, std::size_t got) { ... });
-    ///     e.service_send(number(), holder, request_with(n), {}, [](bool) {});
-    ///     // on the holder, in on_message:  e.service_reply(asker, n, {{data, bytes}}, [](bool) {});
-    ///
-    /// Every service operation (these and service_send) belongs to the
-    /// recoveries seen when it was called: one called before a recovery
-    /// ended and reaching MPI after it is dropped (its done gets false), as
-    /// are messages held for a service not created yet. Services ask again
-    /// in on_recovery, so a reply never meets a receive of another request.
+    ///     const auto n = e.new_reply_number(), epoch = e.recoveries();
+    ///     e.service_receive(number(), holder, n, {{out, bytes}}, [](bool ok, std::size_t got) { ... }, epoch);
+    ///     e.service_send(number(), holder, request_with(n), {}, [](bool) {}, epoch);
+    ///     // on the holder, in on_message:
+    ///     e.service_reply(asker, n, {{data, bytes}}, [](bool) {}, e.recoveries());
+    static constexpr std::size_t max_reply_bytes = std::size_t{1} << 30;
     std::uint64_t new_reply_number() noexcept { return next_reply_.fetch_add(1, std::memory_order_relaxed); }
-    void service_receive(int source, std::uint64_t reply, std::vector<receive_segment> into,
-                         std::function<void(bool, std::size_t)> done);
-    void service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done);
+    void service_receive(int number, int source, std::uint64_t reply, std::vector<receive_segment> into,
+                         std::function<void(bool, std::size_t)> done, std::uint64_t epoch);
+    void service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done,
+                       std::uint64_t epoch);
     /// While some service operation runs (count above 0), the engine polls
     /// without pausing, so that service messages are answered at once.
     void service_busy(int delta);
