@@ -82,6 +82,14 @@ int main(int argc, char** argv) {
             if (d != me) ::kill(pids[static_cast<std::size_t>(d)], SIGKILL);
         std::raise(SIGKILL);
     }
+    if (!stopped) {
+        // The load must come after the failures: a holder that is still
+        // alive when asked answers, and its blocks are then not lost.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!is_dead(me) && rampart::comm::lost_ranks().size() < dead.size() &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     if (is_dead(me))
         for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // until killed
 
