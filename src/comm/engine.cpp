@@ -60,6 +60,25 @@ MPI_Datatype message_type(const void* env, const void* payload, std::size_t payl
     return t;
 }
 
+// A datatype that covers pieces of memory where they lie (used with
+// MPI_BOTTOM), skipping empty ones; MPI's error code, and `t` to free.
+template <class Piece>
+int pieces_type(const std::vector<Piece>& pieces, MPI_Datatype& t) {
+    std::vector<MPI_Aint> where;
+    std::vector<int> lengths;
+    for (const Piece& d : pieces) {
+        if (d.bytes == 0) continue;
+        MPI_Get_address(d.data, &where.emplace_back());
+        lengths.push_back(static_cast<int>(d.bytes));
+    }
+    int rc = MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
+    if (rc != MPI_SUCCESS) {
+        t = MPI_DATATYPE_NULL;
+        return rc;
+    }
+    return MPI_Type_commit(&t);
+}
+
 }  // namespace
 
 bool engine::impl::start(int spares) {
@@ -400,52 +419,25 @@ void engine::impl::start_send(active_send&& s) {
     // Control messages are addressed to processes (spares have no logical rank).
     const int dest = a.o.kind == op::what::control ? comm_rank_of_process_[static_cast<std::size_t>(a.o.peer)]
                                                    : comm_rank_of_logical(a.o.peer);
-    if (a.o.kind == op::what::service) {
-        std::vector<MPI_Aint> where(a.o.data.size() + 1);
-        std::vector<int> lengths(where.size());
-        MPI_Get_address(a.o.head.data(), &where[0]);
-        lengths[0] = static_cast<int>(a.o.head.size());
-        std::size_t blocks = 1;
-        for (const segment& d : a.o.data) {
-            if (d.bytes == 0) continue;
-            MPI_Get_address(d.data, &where[blocks]);
-            lengths[blocks++] = static_cast<int>(d.bytes);
-        }
-        MPI_Datatype t;
-        MPI_Type_create_hindexed(static_cast<int>(blocks), lengths.data(), where.data(), MPI_BYTE, &t);
-        MPI_Type_commit(&t);
-        rc = dest < 0 ? MPI_ERR_RANK : MPI_Isend(MPI_BOTTOM, 1, t, dest, service_tag_, comm_, &a.request);
-        MPI_Type_free(&t);
-    } else if (a.o.kind == op::what::service_reply) {
-        // Bare bytes; one contiguous piece lets MPI copy it once, straight
-        // into the receiver's memory.
-        const int tag = reply_tag(a.o.sequence);
-        std::size_t pieces = 0;
-        for (const segment& d : a.o.data) pieces += d.bytes > 0 ? 1 : 0;
-        if (dest < 0) {
+    if (a.o.kind == op::what::service || a.o.kind == op::what::service_reply) {
+        // A service message is its head and data where they lie; a reply is
+        // bare bytes, and one contiguous piece lets MPI copy it once,
+        // straight into the receiver's memory.
+        std::vector<segment> pieces;
+        if (a.o.kind == op::what::service) pieces.push_back({a.o.head.data(), a.o.head.size()});
+        for (const segment& d : a.o.data)
+            if (d.bytes > 0) pieces.push_back(d);
+        const int tag = a.o.kind == op::what::service ? service_tag_ : reply_tag(a.o.sequence);
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        if (dest < 0)
             rc = MPI_ERR_RANK;
-        } else if (pieces <= 1) {
-            const segment* one = nullptr;
-            for (const segment& d : a.o.data)
-                if (d.bytes > 0) one = &d;
-            rc = MPI_Isend(one ? one->data : nullptr, one ? static_cast<int>(one->bytes) : 0, MPI_BYTE, dest, tag, comm_,
+        else if (pieces.size() <= 1)
+            rc = MPI_Isend(pieces.empty() ? nullptr : pieces.front().data,
+                           pieces.empty() ? 0 : static_cast<int>(pieces.front().bytes), MPI_BYTE, dest, tag, comm_,
                            &a.request);
-        } else {
-            std::vector<MPI_Aint> where;
-            std::vector<int> lengths;
-            for (const segment& d : a.o.data) {
-                if (d.bytes == 0) continue;
-                MPI_Get_address(d.data, &where.emplace_back());
-                lengths.push_back(static_cast<int>(d.bytes));
-            }
-            MPI_Datatype t;
-            rc = MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
-            if (rc == MPI_SUCCESS) {
-                MPI_Type_commit(&t);
-                rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
-                MPI_Type_free(&t);
-            }
-        }
+        else if ((rc = pieces_type(pieces, t)) == MPI_SUCCESS)
+            rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
+        if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
     } else if (a.o.kind == op::what::raw && !a.o.raw.empty()) {
         rc = MPI_Isend(a.o.raw.data(), static_cast<int>(a.o.raw.size()), MPI_BYTE, dest, a.o.tag, comm_, &a.request);
     } else if (a.o.payload.bytes <= small_payload) {
@@ -531,16 +523,8 @@ bool engine::impl::test_service_receives() {
                 rc = MPI_Imrecv(r.scratch.data(), count, MPI_BYTE, &msg, &r.request);
             } else if (r.into.size() <= 1) {
                 rc = MPI_Imrecv(r.into.empty() ? nullptr : r.into.front().data, count, MPI_BYTE, &msg, &r.request);
-            } else {
-                std::vector<MPI_Aint> where(r.into.size());
-                std::vector<int> lengths(r.into.size());
-                for (std::size_t i = 0; i < r.into.size(); ++i) {
-                    MPI_Get_address(r.into[i].data, &where[i]);
-                    lengths[i] = static_cast<int>(r.into[i].bytes);
-                }
-                rc = MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
-                if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&t);
-                if (rc == MPI_SUCCESS) rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &r.request);
+            } else if ((rc = pieces_type(r.into, t)) == MPI_SUCCESS) {
+                rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &r.request);
             }
             if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
             if (rc != MPI_SUCCESS) {  // nothing was given to MPI: the reply did not come
