@@ -214,7 +214,20 @@ private:
                  const std::vector<std::shared_ptr<const std::vector<char>>>& keep);
     void send_puts(std::map<int, std::vector<put_draft>>& puts, std::uint64_t op, std::uint64_t version,
                    std::uint64_t total, std::map<std::uint64_t, request>& into);
-    void on_reply(std::uint64_t id, int source, std::size_t expected, bool ok, std::size_t got);
+    void on_reply(std::uint64_t id, std::size_t expected, bool ok, std::size_t got);
+    // The parts of get `rq` go to `again`, to be asked of another holder.
+    void ask_elsewhere(request& rq, std::vector<wanted>& again) {
+        for (wanted& w : rq.parts) {
+            w.tried[static_cast<std::size_t>(rq.dest)] = 1;
+            again.push_back(std::move(w));
+        }
+        ++counters_.requests_rerouted;
+    }
+    std::uint64_t bytes_of(std::span<const id_range> ranges) const {
+        std::uint64_t bytes = 0;
+        for (const id_range& r : ranges) bytes += r.count * block_bytes_;
+        return bytes;
+    }
     void send_done();
     void send_known(std::uint64_t op);
     void route(std::vector<wanted> parts);
@@ -299,8 +312,8 @@ void store::impl::send(std::uint64_t id) {
         }
         eng_.service_receive(
             number(), rq.dest, id, std::move(into),
-            [self, id, source = rq.dest, bytes](bool ok, std::size_t got) {
-                if (auto s = self.lock()) s->on_reply(id, source, bytes, ok, got);
+            [self, id, bytes](bool ok, std::size_t got) {
+                if (auto s = self.lock()) s->on_reply(id, bytes, ok, got);
             },
             epoch);
         ++in_flight_;  // after the push, which throws once the runtime is down (m_ holds back the callback)
@@ -564,8 +577,7 @@ void store::impl::load(std::span<const id_range> ranges, std::vector<char>* vec,
     const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
     std::string invalid = check_ranges({ranges.begin(), ranges.end()}, n);
     if (!invalid.empty() && committed_ == 0) invalid += " (nothing was submitted)";
-    std::uint64_t bytes = 0;
-    for (const id_range& r : ranges) bytes += invalid.empty() ? r.count * block_bytes_ : 0;
+    const std::uint64_t bytes = invalid.empty() ? bytes_of(ranges) : 0;
     if (invalid.empty() && !vec && into.size() != bytes)
         invalid = "the memory given holds " + std::to_string(into.size()) + " bytes, the blocks asked for " +
                   std::to_string(bytes);
@@ -609,9 +621,7 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
         throw rampart::invalid_argument("rampart::store: fetch: " + invalid);
     op_version_ = committed_;
     lost_ids_.clear();
-    std::uint64_t bytes = 0;
-    for (const id_range& r : ranges) bytes += r.count * block_bytes_;
-    std::vector<char> out(bytes);
+    std::vector<char> out(bytes_of(ranges));
     eng_.service_busy(1);
     start_loading(ranges, out.data());
     cv_.wait(l, [&] { return outstanding_.empty() && in_flight_ == 0; });
@@ -879,7 +889,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
 // The reply to get `id` came into the output: all of it (done), nothing (a
 // data message says what the holder has), or something else (malformed:
 // asked elsewhere). A failed receive is asked again after the recovery.
-void store::impl::on_reply(std::uint64_t id, int source, std::size_t expected, bool ok, std::size_t got) {
+void store::impl::on_reply(std::uint64_t id, std::size_t expected, bool ok, std::size_t got) {
     std::lock_guard l(m_);
     --in_flight_;
     auto it = outstanding_.find(id);
@@ -889,12 +899,8 @@ void store::impl::on_reply(std::uint64_t id, int source, std::size_t expected, b
         } else {
             ++counters_.malformed;
             std::vector<wanted> again;
-            for (auto& w : it->second.parts) {
-                w.tried[static_cast<std::size_t>(source)] = 1;
-                again.push_back(std::move(w));
-            }
+            ask_elsewhere(it->second, again);
             outstanding_.erase(it);
-            ++counters_.requests_rerouted;
             route(std::move(again));
         }
     }
@@ -973,13 +979,7 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
                 ++it;
                 continue;
             }
-            if (it->second.what == kind::get) {
-                for (auto& w : it->second.parts) {
-                    w.tried[static_cast<std::size_t>(dest)] = 1;
-                    again.push_back(std::move(w));
-                }
-                ++counters_.requests_rerouted;
-            }
+            if (it->second.what == kind::get) ask_elsewhere(it->second, again);
             it = requests->erase(it);  // a put to a dead or new process: that copy is missing until a repair
         }
     }
