@@ -3,6 +3,7 @@
 
 #include "engine_impl.hpp"
 
+#include <rampart/resilience/errors.hpp>
 #include <rampart/task/detail/scheduler.hpp>
 #include <rampart/task/counters.hpp>
 #include <rampart/task/runtime.hpp>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,9 +89,11 @@ bool engine::impl::start(int spares) {
         int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
         std::string error;
         if (rc == MPI_SUCCESS) {
+            // The engine works on MPI_COMM_WORLD itself until the first
+            // recovery: creating a communicator of its own is a collective
+            // step that a process dying during start-up can break.
             MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-            MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-            MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+            comm_ = MPI_COMM_WORLD;
             MPI_Comm_rank(comm_, &process_);
             MPI_Comm_size(comm_, &world_size_);
             void* ub = nullptr;
@@ -115,6 +119,7 @@ bool engine::impl::start(int spares) {
             owner_.size_ = members_->logical_size();
             owner_.rank_ = members_->logical_of(process_);
             done_from_.assign(static_cast<std::size_t>(owner_.size_), 0);
+            counts_for_.assign(static_cast<std::size_t>(owner_.size_), -1);
             logging_ = spares > 0;
             owner_.started_us_ = wall_clock_us();
         }
@@ -130,6 +135,7 @@ bool engine::impl::start(int spares) {
         }
         cv_.notify_all();
         if (!error.empty()) return;  // MPI, if initialised, stays so: the process is about to fail
+        exchange_process_ids();
         loop();
         shut_down();
     });
@@ -314,6 +320,11 @@ void engine::impl::loop() {
         }
         bool progress = !fresh.empty();
         for (auto& o : fresh) accept(std::move(o));
+        if (failing_) {
+            if (failing_over()) break;
+            std::this_thread::yield();
+            continue;
+        }
         progress |= progress_receives();
         progress |= test_sends();
         progress |= test_receives();
@@ -603,6 +614,11 @@ bool engine::impl::progress_receives() {
             progress = true;
             continue;
         }
+        if (!ch.waiting.empty() && !ch.early && ended_for_good(key, ch)) {
+            fail_ended(key, ch);
+            progress = true;
+            continue;
+        }
         if (ch.early || (ch.waiting.empty() && ch.duplicates_due() == 0)) continue;
         const int source = comm_rank_of_logical(key.first);
         if (source < 0) continue;  // failed at recovery already
@@ -787,12 +803,86 @@ void start_under_mpiexec() {
     if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK")) engine::get();
 }
 [[maybe_unused]] const bool start_hook_set = (rampart::detail::set_runtime_start_hook(&start_under_mpiexec), true);
+
+// Every isend and irecv asks for the engine: after the first call this is
+// one atomic load, the mutex guards only the creation.
+std::atomic<engine*> instance{nullptr};
+
+// A program that fails ends the whole job (engine_ending.cpp): when an
+// exception leaves the runtime's scope, a resilient task fails for good, at
+// std::terminate, and at exit() while the runtime lives.
+void on_runtime_end(bool exception_in_flight) {
+    engine* e = engine::started();
+    if (!e) return;
+    if (exception_in_flight) return e->program_failed(nullptr);
+    if (auto cause = e->failure_here()) {
+        // A task failed for good and ended the job, and the program went on
+        // to its end without seeing it: the job must not look successful.
+        std::fprintf(stderr, "rampart: rank %d: %s\n", e->rank(), rampart::detail::describe(cause).c_str());
+        std::fflush(nullptr);
+        ::_exit(EXIT_FAILURE);
+    }
+}
+
+void on_task_failure(std::exception_ptr cause) {
+    if (engine* e = engine::started()) e->program_failed(std::move(cause));
+}
+
+[[noreturn]] void on_terminate() {
+    std::string what = "std::terminate was called";
+    if (auto x = std::current_exception()) {
+        try {
+            std::rethrow_exception(x);
+        } catch (const std::exception& error) {
+            what = std::string("an uncaught exception: ") + error.what();
+        } catch (...) {
+            what = "an uncaught exception";
+        }
+    }
+    if (engine* e = engine::started()) {
+        std::fprintf(stderr, "rampart: rank %d: the program ended with %s\n", e->rank(), what.c_str());
+        e->program_failed(std::current_exception());
+    } else {
+        std::fprintf(stderr, "rampart: the program ended with %s\n", what.c_str());
+    }
+    std::fflush(nullptr);
+    // Not abort(): the launcher reports a job whose last process died by a
+    // signal as a success.
+    std::_Exit(EXIT_FAILURE);
+}
+
+void on_process_exit(int status, void*) {
+    engine* e = engine::started();
+    if (!e || !e->program_running()) return;
+    std::fprintf(stderr, "rampart: rank %d: the program called exit(%d) while its rampart::runtime was alive\n",
+                 e->rank(), status);
+    e->program_failed(nullptr);
+    if (status == 0) {  // it did not end: the job must not look successful
+        std::fflush(nullptr);
+        ::_exit(EXIT_FAILURE);
+    }
+}
+
+[[maybe_unused]] const bool end_hooks_set = (rampart::detail::set_runtime_end_hook(&on_runtime_end),
+                                              rampart::detail::set_task_failure_hook(&on_task_failure), true);
+
 }  // namespace
 
+engine* engine::started() noexcept { return instance.load(std::memory_order_acquire); }
+
+bool engine::program_running() const { return impl_->program_running(); }
+
+void engine::program_failed(std::exception_ptr cause) {
+    if (std::this_thread::get_id() == impl_->thread_.get_id()) return;
+    impl_->fail_program(std::move(cause));
+}
+
+std::exception_ptr engine::failure_here() const {
+    std::lock_guard lock(impl_->mutex_);
+    return impl_->cause_;
+}
+
 engine& engine::get() {
-    // Every isend and irecv asks for the engine: after the first call this is
-    // one atomic load, the mutex guards only the creation.
-    static std::atomic<engine*> instance{nullptr};
     if (engine* e = instance.load(std::memory_order_acquire)) return *e;
     static std::mutex m;
     std::lock_guard lock(m);
@@ -811,6 +901,8 @@ engine& engine::get() {
             ::_exit(0);
         }
         if (spare) e->started_us_ = wall_clock_us();  // the replacement starts the program now
+        std::set_terminate(&on_terminate);
+        ::on_exit(&on_process_exit, nullptr);
         e->start_kill_timer();
         instance.store(e, std::memory_order_release);  // only once it is complete
     }
@@ -833,16 +925,20 @@ void engine::start_kill_timer() {
 }
 
 void engine::die(const char* why) {
+    const kill_order* k = my_kill_order();
+    const bool hang = k && k->hang;
     if (!config_.report.empty()) {
         std::string path = config_.report + ".kill." + std::to_string(rank_) + "." + std::to_string(incarnation_);
         if (FILE* f = std::fopen(path.c_str(), "w")) {
-            std::fprintf(f, "{\"rank\":%d,\"incarnation\":%d,\"at\":\"%s\",\"killed_us\":%lld}\n", rank_, incarnation_,
-                         why, static_cast<long long>(wall_clock_us()));
+            std::fprintf(f, "{\"rank\":%d,\"incarnation\":%d,\"process\":%d,\"at\":\"%s\",\"hang\":%s,\"killed_us\":%lld}\n",
+                         rank_, incarnation_, impl_->process_, why, hang ? "true" : "false",
+                         static_cast<long long>(wall_clock_us()));
             std::fclose(f);
         }
     }
-    std::raise(SIGKILL);  // a crash: no cleanup, peers find out through MPI
-    std::abort();
+    // A crash: no cleanup, peers find out through MPI. A hang: the process
+    // stays, stopped, until something ends it.
+    std::raise(hang ? SIGSTOP : SIGKILL);
 }
 
 void engine::post_send(int dest, int tag, outgoing_payload payload, promise<void> done) {

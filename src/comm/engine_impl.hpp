@@ -41,10 +41,16 @@ namespace rampart::comm::detail {
 // The engine's own messages between processes (envelope kind control_kind,
 // their meaning in the sequence field).
 inline constexpr std::uint16_t control_kind = 3;
-inline constexpr std::uint64_t control_done = 1;  // the sender's program has ended
+// The sender's program has ended; its payload is pairs (tag, messages sent)
+// of its channels to the receiver: nothing more will come on them.
+inline constexpr std::uint64_t control_done = 1;
 // A replacement restored from a checkpoint: its payload is pairs (tag, next
 // send sequence) of its channels to the receiver.
 inline constexpr std::uint64_t control_restored = 2;
+// The sender's program failed: the receiver stops at once and answers
+// control_stopped; the sender ends only then, so that no spare replaces it.
+inline constexpr std::uint64_t control_failed = 3;
+inline constexpr std::uint64_t control_stopped = 4;
 
 std::string mpi_error_text(int rc);
 /// Wall-clock microseconds, comparable between processes of one machine.
@@ -106,6 +112,15 @@ public:
     /// The report's JSON fields of the recovery layer (engine thread, at the end):
     /// the send log, the logical ranks lost for good, every recovery.
     std::string recovery_json() const;
+
+    /// How this process's part of the job ended, for the report.
+    enum class ending { normal, failed, stopped };
+    /// The program runs: the runtime has not begun to shut the engine down.
+    bool program_running() const;
+    /// engine_ending.cpp: this rank's program failed. Tells every other
+    /// process to stop, and returns once they have (or after a deadline);
+    /// the engine thread has ended then, without MPI_Finalize.
+    void fail_program(std::exception_ptr cause);
 
 private:
     enum class state { starting, running, failed, stopped };
@@ -226,11 +241,37 @@ private:
     void on_control(const envelope& e, const std::vector<char>& bytes);
     void resend(const recovery::detail::logged_message& m);
     void become(int logical);
-    void announce_done();
-    bool everyone_done() const;
-    bool final_agreement();
-    void shut_down();
     void maybe_kill_during_recovery();
+    /// Checks with an agreement that a collective step of the recovery
+    /// succeeded on every process before its result is used: some collective
+    /// components return success with an unwritten buffer when a process dies
+    /// during the call.
+    bool confirmed(bool ok);
+
+    // engine_ending.cpp: the end of the job, normal or not
+    void announce_done();
+    void on_done(const envelope& e, const std::vector<char>& bytes, int comm_source);
+    bool everyone_done() const;
+    /// A receive whose source's program has ended, having sent all it ever
+    /// will on the channel: it fails with a comm_error naming source and tag.
+    bool ended_for_good(const std::pair<int, int>& key, const channel& ch) const;
+    void fail_ended(const std::pair<int, int>& key, channel& ch);
+    bool final_agreement();
+    void begin_failing();
+    void send_failed(int process);
+    /// While failing: true once every other process stopped or the deadline passed.
+    bool failing_over();
+    void on_failed(int failed_rank, int comm_source);
+    [[noreturn]] void stop_for(int failed_rank, int comm_source);
+    void fail_everything(const std::exception_ptr& error);
+    void shut_down();
+
+    // engine_processes.cpp: the processes of the job, and hung ones
+    void exchange_process_ids();
+    /// Kills (SIGKILL) those of `processes` that run on this host: a hung
+    /// process that MPI has declared dead must end to be recovered from.
+    void kill_processes(const std::vector<int>& processes);
+    std::vector<int> failed_processes();
 
     // engine_recovery.cpp: checkpoints (on the engine thread)
     channel_state snapshot() const;
@@ -275,6 +316,22 @@ private:
     std::vector<int> lost_;      // logical ranks dead with no spare left
     std::vector<char> done_from_;  // per logical rank: it announced the end of its program
     bool self_done_ = false;
+    // Per (source, tag): the messages a source whose program has ended sent
+    // on the channel (valid while done_from_[source]; absent: none).
+    std::map<std::pair<int, int>, std::uint64_t> final_count_;
+    std::vector<int> counts_for_;  // per source: the logical rank its final counts were sent for
+    ending ending_ = ending::normal;
+    int stopped_by_ = -1;       // the logical rank whose program failed
+    bool failing_ = false;      // this rank's program failed: waiting for the others to stop
+    std::exception_ptr cause_;  // under mutex_: why, when known
+    bool failing_requested_ = false;  // under mutex_
+    std::vector<int> awaiting_stop_;  // processes that have not yet answered control_failed
+    std::chrono::steady_clock::time_point failing_deadline_{};
+    // Per process (rank in MPI_COMM_WORLD): its pid and a hash of its host
+    // name, exchanged at start-up (0: unknown).
+    std::vector<std::int64_t> pid_of_process_;
+    std::vector<std::uint64_t> host_of_process_;
+    std::vector<std::pair<int, std::int64_t>> killed_;  // (process, wall-clock µs) killed by this one
     std::vector<recovery_record> recoveries_;
     bool recovery_kill_checked_ = false;  // a kill order "during recovery" applies once
 

@@ -52,10 +52,12 @@ bool engine::impl::watch() {
             continue;
         }
         if (e.sequence == control_done)
-            done_from_[static_cast<std::size_t>(e.source)] = 1;
+            on_done(e, *bytes, comm_source);
         else if (e.sequence == control_restored && logical_of_comm_rank(comm_source) == e.source)
             on_control(e, *bytes);
-        else
+        else if (e.sequence == control_failed && logical_of_comm_rank(comm_source) == e.source)
+            on_failed(e.source, comm_source);
+        else if (e.sequence != control_stopped)  // late answers to a failure of this rank's own: none expected
             ++malformed_;
     }
     if (failure_seen_) return true;
@@ -96,6 +98,7 @@ void engine::impl::recover() {
     }
     for (;;) {
         ++r.rounds;
+        kill_processes(failed_processes());  // a hung process must end for the shrink to complete
         revoke();
         drain();
         failure_seen_ = false;
@@ -109,8 +112,10 @@ void engine::impl::recover() {
         r.dead.insert(r.dead.end(), change.dead_logical.begin(), change.dead_logical.end());
         r.dead_spares.insert(r.dead_spares.end(), change.dead_spares.begin(), change.dead_spares.end());
         r.replacements.insert(r.replacements.end(), change.replacements.begin(), change.replacements.end());
+        kill_processes(dead);  // declared dead but maybe only hung
         for (auto [logical, process] : change.replacements) {
             done_from_[static_cast<std::size_t>(logical)] = 0;  // the replacement has the program ahead of it
+            std::erase_if(final_count_, [logical](const auto& kv) { return kv.first.first == logical; });
             if (process == process_) become(logical);
             // What it will send (again) is learnt in exchange_and_resend.
         }
@@ -141,6 +146,20 @@ void engine::impl::recover() {
     role_cv_.notify_all();
     r.resumed_us = wall_clock_us();
     recoveries_.push_back(std::move(r));
+#endif
+}
+
+bool engine::impl::confirmed(bool ok) {
+#if RAMPART_HAVE_ULFM
+    if (!ok) MPIX_Comm_revoke(comm_);  // the others leave the collective too, and agree
+    int flag = ok ? 1 : 0;
+    const int rc = MPIX_Comm_agree(comm_, &flag);
+    if (rc == MPI_SUCCESS && flag) return true;
+    failure_seen_ = true;
+    if (last_error_.empty()) last_error_ = "a collective step failed on some process";
+    return false;
+#else
+    return ok;
 #endif
 }
 
@@ -183,7 +202,7 @@ void engine::impl::shrink_and_agree() {
         MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
         int flag = 1;
         int rc = MPIX_Comm_agree(shrunk, &flag);
-        MPI_Comm_free(&c);
+        if (c != MPI_COMM_WORLD) MPI_Comm_free(&c);
         c = shrunk;
         if (rc == MPI_SUCCESS) break;
         MPIX_Comm_revoke(c);
@@ -256,20 +275,17 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
         send_counts[i] = static_cast<int>(flat.size()) - send_displs[i];
     }
     int rc = MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
-    if (rc != MPI_SUCCESS) {
-        failure_text(rc);
-        return false;
-    }
     std::size_t total = 0;
-    for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t i = 0; i < M && rc == MPI_SUCCESS; ++i) {
         recv_displs[i] = static_cast<int>(total);
         total += static_cast<std::size_t>(recv_counts[i]);
     }
     std::vector<std::uint64_t> got(std::max<std::size_t>(total, 1));
-    rc = MPI_Alltoallv(flat.data(), send_counts.data(), send_displs.data(), MPI_UINT64_T, got.data(),
-                       recv_counts.data(), recv_displs.data(), MPI_UINT64_T, comm_);
-    if (rc != MPI_SUCCESS) {
-        failure_text(rc);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Alltoallv(flat.data(), send_counts.data(), send_displs.data(), MPI_UINT64_T, got.data(),
+                           recv_counts.data(), recv_displs.data(), MPI_UINT64_T, comm_);
+    if (!confirmed(rc == MPI_SUCCESS)) {
+        if (rc != MPI_SUCCESS) failure_text(rc);
         return false;
     }
     if (!working) return true;
@@ -359,19 +375,16 @@ bool engine::impl::exchange_service_states() {
     int size = static_cast<int>(mine.size());
     std::vector<int> sizes(M), displs(M);
     int rc = MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_);
-    if (rc != MPI_SUCCESS) {
-        failure_text(rc);
-        return false;
-    }
     std::size_t total = 0;
-    for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t i = 0; i < M && rc == MPI_SUCCESS; ++i) {
         displs[i] = static_cast<int>(total);
         total += static_cast<std::size_t>(sizes[i]);
     }
     std::vector<char> all(std::max<std::size_t>(total, 1));
-    rc = MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), displs.data(), MPI_BYTE, comm_);
-    if (rc != MPI_SUCCESS) {
-        failure_text(rc);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), displs.data(), MPI_BYTE, comm_);
+    if (!confirmed(rc == MPI_SUCCESS)) {
+        if (rc != MPI_SUCCESS) failure_text(rc);
         return false;
     }
     std::map<int, std::vector<std::vector<char>>> states;
@@ -447,62 +460,6 @@ void engine::impl::on_control(const envelope& e, const std::vector<char>& bytes)
     }
 }
 
-void engine::impl::announce_done() {
-    self_done_ = true;
-    done_from_[static_cast<std::size_t>(owner_.rank_)] = 1;
-    for (int p : members_->alive_processes())
-        if (p != process_) send_control(p, control_done);
-}
-
-bool engine::impl::everyone_done() const {
-    for (int l = 0; l < owner_.size_; ++l)
-        if (!done_from_[static_cast<std::size_t>(l)] && members_->process_of(l) >= 0) return false;
-    return true;
-}
-
-// Every program has ended and every process knows it: one agreement over all
-// living processes, spares included, ends the job.
-bool engine::impl::final_agreement() {
-    if (world_size_ == 1) return true;
-#if RAMPART_HAVE_ULFM
-    int flag = 1;
-    int rc = MPIX_Comm_agree(comm_, &flag);
-#else
-    int rc = MPI_Barrier(comm_);
-#endif
-    if (rc != MPI_SUCCESS) {
-        failure_text(rc);
-        return false;
-    }
-    return true;
-}
-
-void engine::impl::shut_down() {
-    {
-        std::lock_guard lock(mutex_);
-        state_ = state::stopped;
-    }
-    if (role_ == role::working) owner_.write_report();
-    // After a failure MPI_Finalize hangs in a good share of runs (ULFM.md), so
-    // the process then ends without it, keeping the program's exit code.
-    // Otherwise Finalize runs under a watchdog that ends the process with
-    // success should it hang all the same.
-    if (recoveries_.empty()) {
-        std::thread([] {
-            std::this_thread::sleep_for(std::chrono::seconds(5));
-            ::_exit(0);
-        }).detach();
-        MPI_Finalize();
-    }
-    if (role_ == role::spare) {
-        {
-            std::lock_guard lock(mutex_);
-            role_ = role::released;
-        }
-        role_cv_.notify_all();
-    }
-}
-
 std::string engine::impl::recovery_json() const {
     // Appends only: GCC 12 warns wrongly (-Wrestrict) on chains of operator+.
     std::string s;
@@ -518,6 +475,18 @@ std::string engine::impl::recovery_json() const {
         s += std::to_string(v);
     };
     s += "\"process\":" + std::to_string(process_);
+    s += ",\"ended\":\"";
+    s += ending_ == ending::normal ? "normal" : ending_ == ending::failed ? "failed" : "stopped";
+    s += '"';
+    field("stopped_by", stopped_by_);
+    s += ",\"killed\":[";
+    for (std::size_t i = 0; i < killed_.size(); ++i) {
+        s += i ? ",{\"process\":" : "{\"process\":";
+        s += std::to_string(killed_[i].first);
+        field("at_us", killed_[i].second);
+        s += '}';
+    }
+    s += ']';
     field("send_log_bytes", static_cast<long long>(log_.bytes()));
     field("send_log_messages", static_cast<long long>(log_.messages()));
     field("send_log_trimmed_messages", static_cast<long long>(log_.trimmed_messages()));

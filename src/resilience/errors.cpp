@@ -1,4 +1,6 @@
 #include <rampart/resilience/errors.hpp>
+#include <rampart/task/counters.hpp>
+#include <rampart/task/runtime.hpp>
 
 namespace rampart {
 
@@ -33,4 +35,10 @@ std::string describe(const std::exception_ptr& e) {
 }
 
 }  // namespace detail
+std::exception_ptr detail::failed_for_good(std::exception_ptr e) {
+    count(&counter_slot::exhausted);
+    task_failed_for_good(e);
+    return e;
+}
+
 }  // namespace rampart

@@ -34,7 +34,7 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
         auto bad = [&] {
             return std::invalid_argument("rampart: RAMPART_KILL item '" + item +
-                                         "' is not RANK@SECONDSs, RANK@iterN, RANK@recovery or RANK@end (e.g. 1@1.5s, 2@iter40)");
+                                         "' is not RANK@SECONDSs, RANK@iterN, RANK@recovery or RANK@end, optionally followed by :stop (e.g. 1@1.5s, 2@iter40:stop)");
         };
         auto at = item.find('@');
         if (at == std::string::npos || at == 0) throw bad();
@@ -42,6 +42,10 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         auto [p, ec] = std::from_chars(item.data(), item.data() + at, k.rank);
         if (ec != std::errc{} || p != item.data() + at || k.rank < 0) throw bad();
         std::string when = item.substr(at + 1);
+        if (when.size() > 5 && when.ends_with(":stop")) {
+            k.hang = true;
+            when.resize(when.size() - 5);
+        }
         if (when == "recovery") {
             k.during_recovery = true;
         } else if (when == "end") {

@@ -70,8 +70,7 @@ future<void> await_check_impl(std::size_t attempts, Body&& body, promise<T> out,
                     }
                 }
             }
-            count(&counter_slot::exhausted);
-            out.set_exception(nest<replay_exhausted>(last, attempts));
+            out.set_exception(failed_for_good(nest<replay_exhausted>(last, attempts)));
         },
         std::make_tuple(make_shareable(std::forward<Deps>(deps))...));
 }
@@ -127,8 +126,7 @@ future<void> await_replicate_impl(std::size_t rounds, Body&& body, promise<T> ou
                 if (round + 1 < rounds) count(&counter_slot::replays);
                 last = std::make_exception_ptr(vote_failed(n));
             }
-            count(&counter_slot::exhausted);
-            out.set_exception(nest<replay_exhausted>(last, rounds));
+            out.set_exception(failed_for_good(nest<replay_exhausted>(last, rounds)));
         },
         std::make_tuple(make_shareable(std::forward<Deps>(deps))...));
 }

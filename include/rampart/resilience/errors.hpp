@@ -77,5 +77,9 @@ std::exception_ptr nest(const std::exception_ptr& cause, A&&... args) {
     }
 }
 
+/// A resilient task failed for good with `e`: counted, and reported to the
+/// runtime (in a job of several ranks that ends the job). Returns `e`.
+std::exception_ptr failed_for_good(std::exception_ptr e);
+
 }  // namespace detail
 }  // namespace rampart

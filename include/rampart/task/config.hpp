@@ -17,18 +17,22 @@ namespace rampart {
 /// it has told the others so, before the final agreement (`at_end`).
 /// The j-th order for a rank applies to its j-th incarnation: the first to
 /// the process that starts as that rank, the second to the spare that
-/// replaces it, and so on.
+/// replaces it, and so on. With `hang` ("R@WHEN:stop") the rank stops itself
+/// with SIGSTOP instead: a hung process, for failure detectors to find.
 struct kill_order {
     int rank = 0;
     std::optional<double> seconds;
     std::optional<std::uint64_t> iteration;
     bool during_recovery = false;
     bool at_end = false;
+    bool hang = false;
 };
 
 struct environment_config {
     std::optional<int> threads;     ///< RAMPART_THREADS: worker threads of the runtime
-    std::vector<kill_order> kills;  ///< RAMPART_KILL: "R@1.5s", "R@iter40", "R@recovery" or "R@end", comma-separated
+    /// RAMPART_KILL: "R@1.5s", "R@iter40", "R@recovery" or "R@end", each
+    /// optionally with ":stop", comma-separated
+    std::vector<kill_order> kills;
     int spares = 0;                 ///< RAMPART_SPARES: how many of the MPI processes wait to replace crashed ranks
     std::string report;             ///< RAMPART_REPORT: path prefix for each rank's JSON report
     /// RAMPART_ERROR_RATE: probability that an attempt of a resilient task

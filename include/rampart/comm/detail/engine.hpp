@@ -8,6 +8,7 @@
 #include <rampart/task/future.hpp>
 
 #include <atomic>
+#include <exception>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -250,14 +251,31 @@ public:
     /// orders it for this iteration.
     void report_iteration(std::uint64_t iteration);
 
+    /// This rank's program failed (an exception left it while the runtime
+    /// lived, std::terminate, exit() with the runtime alive): every other
+    /// process of the job stops at once, and no spare replaces this rank.
+    /// Returns once they have stopped (about a second at most); the engine
+    /// has ended then, and its pending operations have failed with `cause`
+    /// (if given). Does nothing on the engine thread or after the end.
+    void program_failed(std::exception_ptr cause);
+    /// What made this rank's program end the job, if it did and the cause
+    /// is known (a resilient task that failed for good), else nullptr.
+    std::exception_ptr failure_here() const;
+    /// This rank runs its program: the runtime has not begun to shut down.
+    bool program_running() const;
+
+    /// The engine if this process has started one, else nullptr.
+    static engine* started() noexcept;
+
     class impl;
 
 private:
     engine() = default;
     void write_report();
-    /// Dies by SIGKILL as a kill order asks, leaving a note of the time for
-    /// the launcher's report.
-    [[noreturn]] void die(const char* why);
+    /// Dies by SIGKILL as a kill order asks (or stops itself with SIGSTOP,
+    /// a hang, for a `stop` order), leaving a note of the time for the
+    /// launcher's report.
+    void die(const char* why);
     const kill_order* my_kill_order() const;
     void start_kill_timer();
     int rank_ = 0, size_ = 1, max_tag_ = 0, incarnation_ = 0;

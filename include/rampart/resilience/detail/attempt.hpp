@@ -126,8 +126,7 @@ R replay_body(std::size_t n, F& f, const Tuple& args, Valid& valid) {
     attempt_effects accepted(&task);
     auto out = replay_attempts<R>(n, 0, 0, f, args, valid, last, task, accepted);
     if (!out) {
-        count(&counter_slot::exhausted);
-        std::rethrow_exception(nest<replay_exhausted>(last, n));
+        std::rethrow_exception(failed_for_good(nest<replay_exhausted>(last, n)));
     }
     accepted.commit();
     if constexpr (!std::is_void_v<R>) return std::move(*out);

@@ -90,8 +90,7 @@ private:
         for (auto& s : slots_) valid_results += s.value ? 1 : 0;
 
         if (valid_results == 0) {
-            count(&counter_slot::exhausted);
-            return finish_with_error(nest<replicate_failed>(last, policy_.replicas));
+            return finish_with_error(failed_for_good(nest<replicate_failed>(last, policy_.replicas)));
         }
         if constexpr (!votes_v<Vote>) {
             for (auto& s : slots_)
@@ -113,8 +112,7 @@ private:
                 else
                     winner.emplace(vote_(std::move(results)));
             } catch (...) {
-                count(&counter_slot::exhausted);
-                return finish_with_error(std::current_exception());
+                return finish_with_error(failed_for_good(std::current_exception()));
             }
             if (!winner) {
                 if (++round_ < policy_.replays) {
@@ -126,8 +124,7 @@ private:
                     }
                     return launch_round();
                 }
-                count(&counter_slot::exhausted);
-                return finish_with_error(std::make_exception_ptr(vote_failed(valid_results)));
+                return finish_with_error(failed_for_good(std::make_exception_ptr(vote_failed(valid_results))));
             }
             if constexpr (std::equality_comparable<value_type>) {
                 std::uint64_t lost = 0;
