@@ -122,6 +122,7 @@ bool engine::impl::start(int spares) {
             counts_for_.assign(static_cast<std::size_t>(owner_.size_), -1);
             logging_ = spares > 0;
             owner_.started_us_ = wall_clock_us();
+            note_start();
         }
         {
             std::lock_guard lock(mutex_);
@@ -143,6 +144,17 @@ bool engine::impl::start(int spares) {
     cv_.wait(lock, [this] { return state_ != state::starting; });
     if (state_ == state::failed) throw comm_error("rampart: MPI could not be started: " + start_error_);
     return role_ == role::spare;
+}
+
+// A note that this process has started MPI and rampart: a launcher that
+// finds none knows that nothing of the program ran.
+void engine::impl::note_start() const {
+    if (owner_.config_.report.empty()) return;
+    const std::string path = owner_.config_.report + ".start." + std::to_string(process_);
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fprintf(f, "{\"process\":%d,\"pid\":%lld}\n", process_, static_cast<long long>(::getpid()));
+        std::fclose(f);
+    }
 }
 
 void engine::impl::stop() {

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <unistd.h>
@@ -221,11 +222,14 @@ void engine::impl::shut_down() {
     }
     if (failing_) fail_everything(error);
     if (role_ == role::working) owner_.write_report();
-    // After a failure MPI_Finalize hangs in a good share of runs, so the
-    // process then ends without it, keeping the program's exit code.
-    // Otherwise Finalize runs under a watchdog that ends the process with
-    // success should it hang all the same.
-    if (recoveries_.empty() && !failing_) {
+    // After a failure MPI_Finalize hangs in a good share of runs, and with
+    // the heartbeat detector in every run, so the process then ends without
+    // it, keeping the program's exit code: the final agreement has ended the
+    // job already. Otherwise Finalize runs under a watchdog that ends the
+    // process with success should it hang all the same.
+    const char* detector = std::getenv("OMPI_MCA_mpi_ft_detector");
+    const bool heartbeats = detector && (std::string(detector) == "true" || std::string(detector) == "1");
+    if (recoveries_.empty() && !failing_ && !heartbeats) {
         std::thread([] {
             std::this_thread::sleep_for(std::chrono::seconds(5));
             ::_exit(0);

@@ -196,6 +196,7 @@ private:
     };
 
     // engine.cpp: messages
+    void note_start() const;
     void run();
     void loop();
     void accept(op&& o);
