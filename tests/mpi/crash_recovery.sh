@@ -25,6 +25,13 @@ report=$(tail -n 1 <<<"$out")
 grep -v NBC_Progress <<<"$out" | tail -n 12
 field() { python3 -c "import json,sys; r=json.loads(sys.argv[1]); print(eval(sys.argv[2]))" "$report" "$1"; }
 
+# A hung rank (--hang) must have been killed by a survivor once declared dead.
+if [[ " ${opts[*]} " == *" --hang "* ]]; then
+    [ "$(field 'len(r["hangs_killed"]) > 0 and all(h["killed_after_ms"] is not None for h in r["hangs_killed"])')" == "True" ] ||
+        { echo "FAIL: a hung rank was never killed: $(field 'r["hangs_killed"]')"; exit 1; }
+    echo "hung ranks killed after: $(field '[h["killed_after_ms"] for h in r["hangs_killed"]]') ms"
+fi
+
 if [[ $expect == fails=* ]]; then
     dead=${expect#fails=}
     [ $code -ne 0 ] || { echo "FAIL: the program succeeded although no spare was left"; exit 1; }
