@@ -12,6 +12,8 @@ so each outcome of a campaign can be provoked for sure.
         broken    exits with code 3 always (the fault-free run fails)
   TOKEN: ignored; lets a test find its processes among all others
 Rank 0 prints the result as one JSON line; "seconds" differs in every run.
+Like a rampart program, each rank leaves the notes rampart-run reads
+(RAMPART_REPORT): one when it starts, and its report when it ends.
 """
 import json
 import os
@@ -20,11 +22,23 @@ import time
 
 mode = sys.argv[1]
 faults = "RAMPART_KILL" in os.environ or "RAMPART_ERROR_RATE" in os.environ
+rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+report = os.environ.get("RAMPART_REPORT")
+
+
+def note(suffix, what):
+    if report:
+        with open(f"{report}.{suffix}", "w") as f:
+            json.dump(what, f)
+
+
+note(f"start.{rank}", {"process": rank, "pid": os.getpid()})
 if mode == "broken" or (mode == "fail" and faults):
     print("campaign_program: failing on purpose", file=sys.stderr)
     sys.exit(3)
 if mode == "hang" and faults:
     time.sleep(3600)
-if os.environ.get("OMPI_COMM_WORLD_RANK", "0") == "0":
+note(f"{rank}.json", {"rank": rank, "ended": "normal"})
+if rank == 0:
     checksum = "0badc0de" if mode == "wrong" and faults else "600dcafe"
     print(json.dumps({"checksum": checksum, "answer": 42, "seconds": time.time() % 1000}))
