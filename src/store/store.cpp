@@ -2,19 +2,10 @@
 // paper IV-A, IV-B). Requests and copies travel as service messages of the
 // communication engine: the engine thread answers other ranks' requests from
 // this rank's holdings while the user's thread waits in submit or load, and
-// tells the store about failures so that it asks other copies.
+// tells the store about failures so that it asks other copies. How a submit
+// commits is in submit_protocol.cpp.
 
-#include <rampart/comm/detail/engine.hpp>
-#include <rampart/store/store.hpp>
-
-#include "wire.hpp"
-
-#include <algorithm>
-#include <condition_variable>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <random>
+#include "store_impl.hpp"
 
 namespace rampart::store {
 
@@ -22,13 +13,9 @@ using comm::detail::engine;
 using comm::detail::segment;
 using detail::head;
 using detail::kind;
+using detail::max_message_bytes;
 
-namespace {
-// A message of the store carries at most this many bytes of blocks: far
-// under MPI's int counts, and small enough to interleave ranks' traffic.
-constexpr std::uint64_t max_message_bytes = 64 << 20;
-
-std::string ids_text(const std::vector<id_range>& rs) {
+std::string detail::ids_text(const std::vector<id_range>& rs) {
     std::string s;
     for (std::size_t i = 0; i < rs.size() && i < 8; ++i)
         s += (i ? ", " : "") + ("[" + std::to_string(rs[i].first) + ", " + std::to_string(rs[i].first + rs[i].count) + ")");
@@ -36,8 +23,7 @@ std::string ids_text(const std::vector<id_range>& rs) {
     return s;
 }
 
-// "" when the ranges are non-empty, inside [0, n) and disjoint; else why not.
-std::string check_ranges(std::vector<id_range> rs, std::uint64_t n) {
+std::string detail::check_ranges(std::vector<id_range> rs, std::uint64_t n) {
     std::sort(rs.begin(), rs.end(), [](auto& a, auto& b) { return a.first < b.first; });
     const auto text = [](const id_range& r) {
         return "[" + std::to_string(r.first) + ", " + std::to_string(r.first + r.count) + ")";
@@ -52,243 +38,33 @@ std::string check_ranges(std::vector<id_range> rs, std::uint64_t n) {
     return "";
 }
 
-// What a store tells the others at a recovery (see recovery_state).
-struct recovery_facts {
-    std::uint64_t op = 0;         // the last operation begun
-    std::uint64_t tag = 0;        // its tag
-    std::uint64_t committed = 0;  // the newest complete version
-    std::uint64_t blocks = 0;     // its blocks
-};
-
-std::optional<recovery_facts> read_facts(const std::vector<char>& state) {
+std::optional<detail::recovery_facts> detail::read_facts(const std::vector<char>& state) {
     recovery_facts f;
-    if (state.size() != sizeof f) return std::nullopt;  // no such store there
+    if (state.size() < sizeof f) return std::nullopt;  // no such store there
     std::memcpy(&f, state.data(), sizeof f);
     return f;
 }
 
-std::vector<id_range> merged(std::vector<id_range> rs) {
-    std::sort(rs.begin(), rs.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    std::vector<id_range> out;
-    for (auto& r : rs) {
-        if (!out.empty() && out.back().first + out.back().count == r.first)
-            out.back().count += r.count;
-        else
-            out.push_back(r);
-    }
-    return out;
+store::impl::impl(std::size_t block_bytes, options o) : eng_(engine::get()), block_bytes_(block_bytes), opts_(o) {
+    me_ = eng_.rank();
+    p_ = eng_.size();
+    r_ = o.replicas == 0 ? std::min(4, p_) : o.replicas;
+    if (block_bytes == 0) throw rampart::invalid_argument("rampart::store: a block size of 0 bytes");
+    if (r_ < 1 || r_ > p_)
+        throw rampart::invalid_argument("rampart::store: " + std::to_string(o.replicas) + " copies on " +
+                                        std::to_string(p_) + " ranks (need 1 <= r <= ranks)");
+    if (o.permutation_range_bytes % block_bytes != 0)
+        throw rampart::invalid_argument("rampart::store: permutation ranges of " +
+                                        std::to_string(o.permutation_range_bytes) +
+                                        " bytes are not a whole number of " + std::to_string(block_bytes) +
+                                        "-byte blocks");
+    range_blocks_ = o.permutation_range_bytes / block_bytes;
+    rng_.seed(o.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(me_));
+    lost_.assign(static_cast<std::size_t>(p_), 0);
+    holds_from_.assign(static_cast<std::size_t>(p_), 0);
+    absent_until_.assign(static_cast<std::size_t>(p_), 0);
+    for (int l : eng_.lost_ranks()) lost_[static_cast<std::size_t>(l)] = 1;
 }
-}  // namespace
-
-class store::impl final : public comm::detail::service, public std::enable_shared_from_this<impl> {
-public:
-    impl(std::size_t block_bytes, options o) : eng_(engine::get()), block_bytes_(block_bytes), opts_(o) {
-        me_ = eng_.rank();
-        p_ = eng_.size();
-        r_ = o.replicas == 0 ? std::min(4, p_) : o.replicas;
-        if (block_bytes == 0) throw rampart::invalid_argument("rampart::store: a block size of 0 bytes");
-        if (r_ < 1 || r_ > p_)
-            throw rampart::invalid_argument("rampart::store: " + std::to_string(o.replicas) + " copies on " +
-                                            std::to_string(p_) + " ranks (need 1 <= r <= ranks)");
-        if (o.permutation_range_bytes % block_bytes != 0)
-            throw rampart::invalid_argument("rampart::store: permutation ranges of " +
-                                            std::to_string(o.permutation_range_bytes) +
-                                            " bytes are not a whole number of " + std::to_string(block_bytes) +
-                                            "-byte blocks");
-        range_blocks_ = o.permutation_range_bytes / block_bytes;
-        rng_.seed(o.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(me_));
-        lost_.assign(static_cast<std::size_t>(p_), 0);
-        holds_from_.assign(static_cast<std::size_t>(p_), 0);
-        absent_until_.assign(static_cast<std::size_t>(p_), 0);
-        for (int l : eng_.lost_ranks()) lost_[static_cast<std::size_t>(l)] = 1;
-    }
-
-    void start() { eng_.add_service(this); }
-    // The store object is gone, but this rank's last messages may still be
-    // lost in a recovery that comes later, while other ranks wait for them:
-    // the data goes, and what is left keeps answering until the process ends
-    // (sends its last done again at a recovery, answers gets with nothing).
-    void close() {
-        std::unique_lock l(m_);
-        cv_.wait(l, [&] { return in_flight_ == 0; });
-        held_.clear();
-        placements_.clear();
-        repairs_.clear();
-        closed_ = true;
-    }
-
-    std::uint64_t submit(std::span<const block_run> runs, std::uint64_t total);
-    void load(std::span<const id_range> ranges, std::vector<char>* vec, std::span<std::byte> into);
-    std::vector<char> fetch(std::span<const id_range> ranges);
-    std::uint64_t restore_replication();
-
-    void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override;
-    void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
-                     const std::vector<std::vector<char>>& states) override;
-    std::vector<char> recovery_state() override;
-    void join();
-    void tag_next_operation(std::uint64_t tag) {
-        std::lock_guard l(m_);
-        next_tag_ = tag;
-    }
-    bool done_without_me(std::uint64_t tag) const {
-        std::lock_guard l(m_);
-        return replacement_ && tag <= joined_after_tag_;
-    }
-
-    std::uint64_t version() const {
-        std::lock_guard l(m_);
-        return committed_;
-    }
-    std::uint64_t blocks() const {
-        std::lock_guard l(m_);
-        auto it = placements_.find(committed_);
-        return it == placements_.end() ? 0 : it->second.blocks();
-    }
-    store_counters counters() const {
-        std::lock_guard l(m_);
-        store_counters c = counters_;
-        for (auto& [v, pieces] : held_)
-            for (auto& [first, pc] : pieces) c.bytes_held += pc.count * block_bytes_;
-        return c;
-    }
-
-    engine& eng_;
-    std::size_t block_bytes_;
-    options opts_;
-    int me_ = 0, p_ = 1, r_ = 1;
-    std::uint64_t range_blocks_ = 0;
-
-private:
-    struct piece {
-        std::uint64_t count = 0;
-        std::shared_ptr<const std::vector<char>> buf;
-        std::size_t offset = 0;
-    };
-    // A part of the caller's load: blocks, where they go in the output, and
-    // which holders were asked for them already.
-    struct wanted {
-        id_range ids;
-        std::size_t out = 0;
-        std::vector<char> tried;
-    };
-    struct request {  // a put or get of this rank that waits for its answer
-        int dest = 0;
-        kind what = kind::put;
-        std::vector<char> head;
-        std::vector<segment> data;
-        std::vector<wanted> parts;  // get only
-        std::uint64_t bytes = 0;    // of the blocks it carries or asks for
-        std::vector<std::shared_ptr<const std::vector<char>>> keep;  // held blocks a repair sends from
-    };
-
-    bool usable(int q, std::uint64_t version) const {
-        return !lost_[static_cast<std::size_t>(q)] && holds_from_[static_cast<std::size_t>(q)] <= version;
-    }
-    bool excused(int q) const { return lost_[static_cast<std::size_t>(q)] || absent_[static_cast<std::size_t>(q)]; }
-    // Where copies of a lost rank live once restored (paper IV-E): with the
-    // next living rank after it, the same choice on every rank.
-    int resolve(int h, const std::vector<char>& lost) const {
-        for (int i = 0; i < p_; ++i)
-            if (const int q = (h + i) % p_; !lost[static_cast<std::size_t>(q)]) return q;
-        return me_;
-    }
-    // The ranks meant to hold copies of a unit, in copy order, each once.
-    std::vector<int> targets(const placement& where, int first_holder, const std::vector<char>& lost) const {
-        std::vector<int> t;
-        for (int k = 0; k < r_; ++k) {
-            const int h = resolve(where.holder_of_copy(first_holder, k), lost);
-            if (std::find(t.begin(), t.end(), h) == t.end()) t.push_back(h);
-        }
-        return t;
-    }
-    void send(std::uint64_t id);
-    // Puts being built, per destination: a new one whenever the last would
-    // pass max_message_bytes.
-    struct put_draft {
-        request rq;
-        std::vector<id_range> ids;
-    };
-    std::uint64_t max_message_blocks() const { return std::max<std::uint64_t>(1, max_message_bytes / block_bytes_); }
-    void add_put(std::map<int, std::vector<put_draft>>& puts, int dest, id_range ids, const std::vector<segment>& data,
-                 const std::vector<std::shared_ptr<const std::vector<char>>>& keep);
-    void send_puts(std::map<int, std::vector<put_draft>>& puts, std::uint64_t op, std::uint64_t version,
-                   std::uint64_t total, std::map<std::uint64_t, request>& into);
-    void on_reply(std::uint64_t id, std::size_t expected, bool ok, std::size_t got);
-    // The parts of get `rq` go to `again`, to be asked of another holder.
-    void ask_elsewhere(request& rq, std::vector<wanted>& again) {
-        for (wanted& w : rq.parts) {
-            w.tried[static_cast<std::size_t>(rq.dest)] = 1;
-            again.push_back(std::move(w));
-        }
-        ++counters_.requests_rerouted;
-    }
-    std::uint64_t bytes_of(std::span<const id_range> ranges) const {
-        std::uint64_t bytes = 0;
-        for (const id_range& r : ranges) bytes += r.count * block_bytes_;
-        return bytes;
-    }
-    void send_done();
-    void send_known(std::uint64_t op);
-    void route(std::vector<wanted> parts);
-    bool copy_local(const wanted& w);
-    void start_loading(std::span<const id_range> ranges, char* out);
-    void throw_if_lost(const char* what);
-    std::optional<std::vector<segment>> find(std::uint64_t version, const std::vector<id_range>& ranges,
-                                             std::vector<std::shared_ptr<const std::vector<char>>>& keep) const;
-    detail::done_info& done_of(std::uint64_t op, int q);
-    bool everyone_done() const;
-    bool outcome_open() const;  // a participant died and its done is unknown here
-    bool heard_everyone() const;
-    void begin_op(std::uint64_t version);  // a collective operation on `version` starts here
-    void end_op();
-    // Sends copies of the committed version to the ranks that `lacks` says
-    // lack them; returns the blocks sent.
-    std::uint64_t repair(const std::function<bool(int target, int original)>& lacks);
-
-    struct op_record {
-        std::vector<detail::done_info> done;                 // per rank
-        std::map<std::uint64_t, std::vector<char>> heard;  // recovery -> per rank: its known message came
-    };
-
-    mutable std::mutex m_;
-    std::condition_variable cv_;
-    std::vector<char> lost_;            // per logical rank: dead for good
-    std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it surely holds (replaced before)
-    std::vector<char> absent_;          // per logical rank: lost or replaced during the current operation
-    std::vector<char> participant_;     // per logical rank: living when the current operation began
-    std::map<std::uint64_t, std::map<std::uint64_t, piece>> held_;  // version -> first id -> piece
-    std::map<std::uint64_t, placement> placements_;
-    std::uint64_t committed_ = 0;
-    std::uint64_t op_ = 0;        // the current (or last) collective operation
-    std::uint64_t op_version_ = 0;  // the version it submits or loads
-    bool closed_ = false;         // the store object is gone (see close)
-    bool deciding_ = false;       // the current operation is a submit not yet decided
-    std::uint64_t decided_submit_ = 0;  // the last submit decided here, told again at each recovery
-    std::uint64_t recovery_ = 0;  // recoveries of the engine seen
-    bool in_op_ = false;
-    // Joining of replacements (see recovery_state): a replaced rank's new
-    // process takes no part in operations up to absent_until_[rank], the
-    // last operation any survivor had begun when it was replaced.
-    std::vector<std::uint64_t> absent_until_;
-    std::uint64_t known_due_op_ = 0, known_due_recovery_ = 0;  // operation begun later whose known is due
-    std::uint64_t next_tag_ = 0;   // given to the next operation (the checkpoint's iteration)
-    std::uint64_t last_tag_ = 0;   // of the last operation begun
-    std::uint64_t joined_after_tag_ = 0;  // on a replacement: the survivors' last operation had this tag
-    bool replacement_ = false;     // this store joined survivors' stores after a recovery
-    std::map<std::uint64_t, op_record> ops_;
-    bool done_sent_ = false;
-    std::uint64_t my_blocks_ = 0, my_total_ = 0;
-    std::map<std::uint64_t, request> outstanding_;  // puts and gets of the current operation
-    std::map<std::uint64_t, request> repairs_;      // puts that restore copies
-    // Sends and reply receives that MPI may still read or write the memory
-    // of (held blocks, the caller's output): waited for before returning.
-    int in_flight_ = 0;
-    char* out_ = nullptr;  // where the current load's blocks go
-    std::vector<id_range> lost_ids_;
-    std::mt19937_64 rng_;
-    store_counters counters_;
-};
 
 // --- sending -------------------------------------------------------------
 
@@ -362,81 +138,6 @@ void store::impl::send_puts(std::map<int, std::vector<put_draft>>& puts, std::ui
         }
 }
 
-detail::done_info& store::impl::done_of(std::uint64_t op, int q) {
-    auto& done = ops_[op].done;
-    done.resize(static_cast<std::size_t>(p_));
-    return done[static_cast<std::size_t>(q)];
-}
-
-void store::impl::send_done() {
-    done_sent_ = true;
-    head h;
-    h.what = kind::done;
-    h.op = op_;
-    h.request = my_total_;
-    h.total = my_blocks_;
-    const std::vector<char> bytes = detail::encode(h);
-    done_of(op_, me_) = {1, my_blocks_, my_total_};
-    for (int q = 0; q < p_; ++q)
-        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {}, eng_.recoveries());
-}
-
-// After a recovery every rank tells every other which dones of a submit it
-// has, so that a rank that missed the done of a rank that then died learns
-// it from a rank that got it. All decide on the same union, so all keep or
-// all abandon the version (see outcome_open).
-void store::impl::send_known(std::uint64_t op) {
-    head h;
-    h.what = kind::known;
-    h.op = op;
-    h.request = recovery_;
-    done_of(op, me_);
-    const auto& done = ops_[op].done;
-    std::vector<char> bytes = detail::encode(h);
-    const std::size_t at = bytes.size();
-    bytes.resize(at + done.size() * sizeof(detail::done_info));
-    std::memcpy(bytes.data() + at, done.data(), done.size() * sizeof(detail::done_info));
-    ops_[op].heard[recovery_].resize(static_cast<std::size_t>(p_), 0);
-    ops_[op].heard[recovery_][static_cast<std::size_t>(me_)] = 1;
-    for (int q = 0; q < p_; ++q)
-        if (q != me_ && !excused(q)) eng_.service_send(number(), q, bytes, {}, [](bool) {}, eng_.recoveries());
-}
-
-bool store::impl::everyone_done() const {
-    auto it = ops_.find(op_);
-    for (int q = 0; q < p_; ++q)
-        if (!excused(q) && (it == ops_.end() || it->second.done.size() <= static_cast<std::size_t>(q) ||
-                            !it->second.done[static_cast<std::size_t>(q)].known))
-            return false;
-    return true;
-}
-
-// A rank that took part died during the submit and its done has not come
-// here: whether the version is complete depends on whether some other rank
-// got that done before the death.
-bool store::impl::outcome_open() const {
-    auto it = ops_.find(op_);
-    for (int q = 0; q < p_; ++q) {
-        const auto i = static_cast<std::size_t>(q);
-        if (participant_[i] && absent_[i] &&
-            (it == ops_.end() || it->second.done.size() <= i || !it->second.done[i].known))
-            return true;
-    }
-    return false;
-}
-
-// Every rank that lived through the last recovery has said what it knows.
-bool store::impl::heard_everyone() const {
-    auto it = ops_.find(op_);
-    if (it == ops_.end()) return false;
-    auto h = it->second.heard.find(recovery_);
-    if (h == it->second.heard.end()) return false;
-    for (int q = 0; q < p_; ++q)
-        if (!excused(q) && (h->second.size() <= static_cast<std::size_t>(q) || !h->second[static_cast<std::size_t>(q)]))
-            return false;
-    return true;
-}
-
 // --- load ----------------------------------------------------------------
 
 std::optional<std::vector<segment>> store::impl::find(
@@ -459,6 +160,16 @@ std::optional<std::vector<segment>> store::impl::find(
         }
     }
     return out;
+}
+
+// Keeps the blocks of `ids` of `version`, put by submit `op` (0: a repair),
+// from `buf` at `offset` on, in the order of `ids`.
+void store::impl::hold(std::uint64_t version, std::uint64_t op, const std::vector<id_range>& ids,
+                       std::shared_ptr<const std::vector<char>> buf, std::size_t offset) {
+    for (const id_range& r : ids) {
+        held_[version][r.first] = piece{r.count, buf, offset, op};
+        offset += r.count * block_bytes_;
+    }
 }
 
 bool store::impl::copy_local(const wanted& w) {
@@ -575,7 +286,7 @@ void store::impl::route(std::vector<wanted> parts) {
 void store::impl::load(std::span<const id_range> ranges, std::vector<char>* vec, std::span<std::byte> into) {
     std::unique_lock l(m_);
     const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
-    std::string invalid = check_ranges({ranges.begin(), ranges.end()}, n);
+    std::string invalid = detail::check_ranges({ranges.begin(), ranges.end()}, n);
     if (!invalid.empty() && committed_ == 0) invalid += " (nothing was submitted)";
     const std::uint64_t bytes = invalid.empty() ? bytes_of(ranges) : 0;
     if (invalid.empty() && !vec && into.size() != bytes)
@@ -609,15 +320,15 @@ void store::impl::start_loading(std::span<const id_range> ranges, char* out) {
 
 void store::impl::throw_if_lost(const char* what) {
     if (lost_ids_.empty()) return;
-    auto lost = merged(lost_ids_);
-    throw store_error(std::string(what) + ": every copy of blocks " + ids_text(lost) + " is lost", lost);
+    auto lost = detail::merged(lost_ids_);
+    throw store_error(std::string(what) + ": every copy of blocks " + detail::ids_text(lost) + " is lost", lost);
 }
 
 std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
     std::unique_lock l(m_);
     if (in_op_) throw rampart::invalid_argument("rampart::store: a fetch during a collective operation");
     const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
-    if (std::string invalid = check_ranges({ranges.begin(), ranges.end()}, n); !invalid.empty())
+    if (std::string invalid = detail::check_ranges({ranges.begin(), ranges.end()}, n); !invalid.empty())
         throw rampart::invalid_argument("rampart::store: fetch: " + invalid);
     op_version_ = committed_;
     lost_ids_.clear();
@@ -629,133 +340,6 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
     out_ = nullptr;
     throw_if_lost("rampart::store: fetch");
     return out;
-}
-
-void store::impl::begin_op(std::uint64_t version) {
-    ++op_;
-    last_tag_ = next_tag_;
-    next_tag_ = 0;
-    op_version_ = version;
-    in_op_ = true;
-    absent_.assign(static_cast<std::size_t>(p_), 0);
-    participant_.resize(static_cast<std::size_t>(p_));
-    for (std::size_t q = 0; q < static_cast<std::size_t>(p_); ++q) {
-        participant_[q] = !lost_[q];
-        absent_[q] = op_ <= absent_until_[q];  // replaced while some rank was in this operation already
-    }
-    done_sent_ = false;
-    my_blocks_ = my_total_ = 0;
-    lost_ids_.clear();
-    eng_.service_busy(1);
-    // Ranks that were in this operation at the last recovery have said what
-    // they know of it; a rank that begins it only now says so here.
-    if (op_ == known_due_op_ && recovery_ == known_due_recovery_) send_known(op_);
-}
-
-void store::impl::end_op() {
-    if (deciding_) {
-        ops_.erase(decided_submit_);
-        decided_submit_ = op_;
-        deciding_ = false;
-    }
-    // Records of this and earlier operations go, but for the last submit's.
-    for (auto it = ops_.begin(); it != ops_.end() && it->first <= op_;)
-        it = it->first == decided_submit_ ? std::next(it) : ops_.erase(it);
-    in_op_ = false;
-    eng_.service_busy(-1);
-}
-
-// --- submit --------------------------------------------------------------
-
-std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t total) {
-    std::string invalid;
-    std::vector<id_range> mine;
-    for (const block_run& run : runs) {
-        if (run.bytes.size() % block_bytes_ != 0) {
-            invalid = std::to_string(run.bytes.size()) + " bytes at block " + std::to_string(run.first_id) +
-                      " are not a whole number of " + std::to_string(block_bytes_) + "-byte blocks";
-            break;
-        }
-        if (!run.bytes.empty()) mine.push_back({run.first_id, run.bytes.size() / block_bytes_});
-    }
-    if (invalid.empty() && total == 0) invalid = "a version of 0 blocks";
-    if (invalid.empty()) invalid = check_ranges(mine, total);
-    std::unique_lock l(m_);
-    const std::uint64_t v = committed_ + 1;
-    begin_op(v);
-    deciding_ = true;
-    my_total_ = total;
-    if (invalid.empty()) {
-        // Replaces the placement of an abandoned attempt at this version;
-        // held_[v] stays, as copies from faster ranks may be in it already.
-        placements_.erase(v);
-        const placement& where =
-            placements_.emplace(v, placement(total, p_, r_, range_blocks_, opts_.seed)).first->second;
-        std::map<int, std::vector<put_draft>> puts;
-        auto local = std::make_shared<std::vector<char>>();
-        std::vector<id_range> local_ids;
-        for (const block_run& run : runs) {
-            if (run.bytes.empty()) continue;
-            my_blocks_ += run.bytes.size() / block_bytes_;
-            for (const placement_unit& u : where.units(run.first_id, run.bytes.size() / block_bytes_)) {
-                const std::byte* at = run.bytes.data() + (u.first_id - run.first_id) * block_bytes_;
-                for (const int h : targets(where, u.first_holder, lost_)) {
-                    if (h == me_) {
-                        local->insert(local->end(), reinterpret_cast<const char*>(at),
-                                      reinterpret_cast<const char*>(at) + u.count * block_bytes_);
-                        local_ids.push_back({u.first_id, u.count});
-                        continue;
-                    }
-                    for (std::uint64_t done = 0; done < u.count; done += max_message_blocks()) {
-                        const std::uint64_t n = std::min(max_message_blocks(), u.count - done);
-                        add_put(puts, h, {u.first_id + done, n}, {{at + done * block_bytes_, n * block_bytes_}}, {});
-                    }
-                }
-            }
-        }
-        std::size_t offset = 0;
-        for (const id_range& r : local_ids) {
-            held_[v][r.first] = piece{r.count, local, offset};
-            offset += r.count * block_bytes_;
-        }
-        send_puts(puts, op_, v, total, outstanding_);
-    }
-    cv_.wait(l, [&] { return outstanding_.empty() && in_flight_ == 0; });
-    send_done();
-    cv_.wait(l, [&] { return everyone_done() && in_flight_ == 0; });
-    cv_.wait(l, [&] { return !outcome_open() || heard_everyone(); });
-    // Every rank that took part has all its copies held, or has died after
-    // its done reached some rank: the version is complete unless a done is
-    // missing everywhere or the parts do not fit together.
-    std::uint64_t blocks = 0;
-    std::string problem = invalid;
-    for (const detail::done_info& d : ops_[op_].done) {
-        if (!d.known) continue;
-        blocks += d.blocks;
-        if (problem.empty() && d.total != total)
-            problem = "ranks disagree on the number of blocks (" + std::to_string(d.total) + " and " +
-                      std::to_string(total) + ")";
-    }
-    if (problem.empty() && blocks != total)
-        problem = "the ranks submitted " + std::to_string(blocks) + " blocks for a version of " +
-                  std::to_string(total) +
-                  (std::any_of(absent_.begin(), absent_.end(), [](char a) { return a; })
-                       ? " (a rank failed during the submit)"
-                       : "");
-    if (problem.empty()) {
-        committed_ = v;
-        held_.erase(held_.begin(), held_.lower_bound(v));
-        placements_.erase(placements_.begin(), placements_.lower_bound(v));
-    } else {
-        held_.erase(v);
-        placements_.erase(v);
-    }
-    end_op();
-    if (!invalid.empty()) throw rampart::invalid_argument("rampart::store::submit: " + invalid);
-    if (!problem.empty())
-        throw store_error("rampart::store::submit: version " + std::to_string(v) + " is abandoned, version " +
-                          std::to_string(committed_) + " stays: " + problem);
-    return v;
 }
 
 // --- the engine thread ---------------------------------------------------
@@ -776,14 +360,13 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
             ++counters_.malformed;
             return;
         }
-        if (h.version >= committed_ && !closed_) {  // else a late repair, or a closed store
-            auto buf = std::make_shared<const std::vector<char>>(std::move(bytes));
-            std::size_t at = d->payload_offset;
-            for (const id_range& r : d->ranges) {
-                held_[h.version][r.first] = piece{r.count, buf, at};
-                at += r.count * block_bytes_;
-            }
-        }
+        // Not kept: a late repair, a put to a closed store, or a late put
+        // of a submit that was abandoned here already (its blocks would
+        // shadow those of the next attempt at the version).
+        const auto gone = abandoned_.find(h.version);
+        if (h.version >= committed_ && !closed_ && (gone == abandoned_.end() || h.op > gone->second))
+            hold(h.version, h.op, d->ranges, std::make_shared<const std::vector<char>>(std::move(bytes)),
+                 d->payload_offset);
         head a;
         a.what = kind::ack;
         a.op = h.op;
@@ -861,27 +444,12 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         }
         break;
     }
-    case kind::done: {
-        detail::done_info& info = done_of(h.op, source);
-        if (!info.known) info = {1, h.total, h.request};
+    case kind::done:
+        on_done(source, *d);
         break;
-    }
-    case kind::known: {
-        if (d->payload_bytes != static_cast<std::size_t>(p_) * sizeof(detail::done_info)) {
-            ++counters_.malformed;
-            return;
-        }
-        std::vector<detail::done_info> theirs(static_cast<std::size_t>(p_));
-        std::memcpy(theirs.data(), bytes.data() + d->payload_offset, d->payload_bytes);
-        for (int q = 0; q < p_; ++q) {
-            detail::done_info& info = done_of(h.op, q);
-            if (!info.known && theirs[static_cast<std::size_t>(q)].known) info = theirs[static_cast<std::size_t>(q)];
-        }
-        auto& heard = ops_[h.op].heard[h.request];
-        heard.resize(static_cast<std::size_t>(p_), 0);
-        heard[static_cast<std::size_t>(source)] = 1;
+    case kind::ready:
+        on_ready(source, h);
         break;
-    }
     }
     cv_.notify_all();
 }
@@ -946,26 +514,17 @@ std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
 void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
                               const std::vector<std::vector<char>>& states) {
     std::lock_guard l(m_);
-    recovery_ = eng_.recoveries();
     // The last operation any survivor had begun: replacements join after it.
     std::uint64_t begun = 0;
     for (const auto& st : states)
-        if (auto f = read_facts(st)) begun = std::max(begun, f->op);
-    for (int q : replaced) absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
-    if (!replaced.empty()) {
-        known_due_op_ = begun;
-        known_due_recovery_ = recovery_;
-    }
+        if (auto f = detail::read_facts(st)) begun = std::max(begun, f->op);
+    for (int q : replaced)
+        absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
     const std::vector<char> lost_before = lost_;
-    for (int q : lost) {
-        lost_[static_cast<std::size_t>(q)] = 1;
-        if (!absent_.empty()) absent_[static_cast<std::size_t>(q)] = 1;
-    }
-    for (int q : replaced) {
-        // A new process: it holds nothing of the versions that exist now.
-        holds_from_[static_cast<std::size_t>(q)] = std::max(committed_, op_version_) + 1;
-        if (!absent_.empty()) absent_[static_cast<std::size_t>(q)] = 1;
-    }
+    for (int q : lost) lost_[static_cast<std::size_t>(q)] = 1;
+    // A new process holds nothing of the versions that exist now.
+    for (int q : replaced) holds_from_[static_cast<std::size_t>(q)] = std::max(committed_, op_version_) + 1;
+    learn_parts(replaced, lost, states);
     // Messages in flight died with the old communicator: ask again, other
     // holders where the one asked is gone.
     std::vector<wanted> again;
@@ -985,9 +544,7 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     }
     for (std::uint64_t id : resend) send(id);
     if (!again.empty()) route(std::move(again));
-    if (done_sent_) send_done();
-    if (deciding_) send_known(op_);
-    if (decided_submit_) send_known(decided_submit_);
+    resend_words();
     // Restore the replication level of the newest version (paper IV-E): the
     // replaced ranks, and the ranks that hold in place of the newly lost
     // ones, get the copies they lack from the first holder that has them.
@@ -999,16 +556,18 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
 }
 
 // What a survivor's store tells the others, and a replacement's, at a
-// recovery: the last operation it has begun (and its tag), and the newest
-// complete version. All then agree, from the same facts, that a replaced
-// rank's new process joins after the latest operation begun anywhere.
+// recovery: the last operation it has begun (and its tag), the newest
+// complete version, and the parts it knows of operations. All then agree,
+// from the same facts, that a replaced rank's new process joins after the
+// latest operation begun anywhere, and on the parts of the dead ranks.
 std::vector<char> store::impl::recovery_state() {
     std::lock_guard l(m_);
     if (closed_) return {};
     auto it = placements_.find(committed_);
-    const recovery_facts f{op_, last_tag_, committed_, it == placements_.end() ? 0 : it->second.blocks()};
+    const detail::recovery_facts f{op_, last_tag_, committed_, it == placements_.end() ? 0 : it->second.blocks()};
     std::vector<char> out(sizeof f);
     std::memcpy(out.data(), &f, sizeof f);
+    detail::encode_records(ops_, out);  // what it knows of each rank's part of its open operations
     return out;
 }
 
@@ -1022,9 +581,9 @@ void store::impl::join() {
     if (eng_.incarnation() == 0) return;
     const auto states = eng_.recovery_states(number());
     std::lock_guard l(m_);
-    std::optional<recovery_facts> newest;
+    std::optional<detail::recovery_facts> newest;
     for (std::size_t q = 0; q < states.size(); ++q) {
-        const auto f = static_cast<int>(q) == me_ ? std::nullopt : read_facts(states[q]);
+        const auto f = static_cast<int>(q) == me_ ? std::nullopt : detail::read_facts(states[q]);
         if (!f) continue;
         if (f->op > op_) {
             op_ = f->op;
@@ -1052,7 +611,7 @@ std::uint64_t store::impl::restore_replication() {
     cv_.wait(l, [&] { return everyone_done() && in_flight_ == 0; });
     // Every rank's repairs are held now: replaced ranks surely hold this version.
     for (std::size_t q = 0; q < holds_from_.size(); ++q)
-        if (!absent_[q]) holds_from_[q] = std::min(holds_from_[q], version);
+        if (!dead_in(op_, static_cast<int>(q))) holds_from_[q] = std::min(holds_from_[q], version);
     end_op();
     return sent;
 }

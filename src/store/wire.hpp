@@ -17,15 +17,10 @@ enum class kind : std::uint32_t {
     ack = 2,      // the put with this request number is held
     get = 3,      // send me these blocks; answered by a service reply to the request number (the blocks)
     data = 4,     // of a get whose blocks are not all here: which of its ranges are, and their blocks
-    done = 5,     // the sender's part of operation `op` is over
-    known = 6,    // after recovery `request`: the dones of submit `op` the sender knows (done_info per rank)
-};
-
-/// One rank's part of a submit as another rank learnt it.
-struct done_info {
-    std::uint64_t known = 0;   // 1: its done arrived (directly or through a known message)
-    std::uint64_t blocks = 0;  // blocks it submitted
-    std::uint64_t total = 0;   // blocks in the version, as it declared
+    done = 5,     // the sender's part of operation `op` is over; of a submit ("stored"): every copy it
+                  // sent is held, `total` is the version's size it declared, `request` its part_flags,
+                  // the ranges the ids it submitted
+    ready = 6,    // of a submit: the sender knows every rank's part and they fit; it commits
 };
 
 struct head {
@@ -34,7 +29,7 @@ struct head {
     std::uint64_t op = 0;       // the collective operation, counted alike on every rank
     std::uint64_t request = 0;  // put/get number on the sender, echoed in answers
     std::uint64_t version = 0;
-    std::uint64_t total = 0;    // put: blocks in the version; done: blocks the sender submitted
+    std::uint64_t total = 0;    // put, done: blocks in the version
     std::uint64_t ranges = 0;   // id ranges that follow the head
     static constexpr std::uint32_t magic_value = 0x52535452;  // "RTSR"
 };
@@ -59,7 +54,7 @@ inline std::optional<decoded> decode(const std::vector<char>& bytes, std::size_t
     decoded d;
     if (bytes.size() < offset || bytes.size() - offset < sizeof(head)) return std::nullopt;
     std::memcpy(&d.h, bytes.data() + offset, sizeof(head));
-    if (d.h.magic != head::magic_value || d.h.what < kind::put || d.h.what > kind::known) return std::nullopt;
+    if (d.h.magic != head::magic_value || d.h.what < kind::put || d.h.what > kind::ready) return std::nullopt;
     const std::size_t left = bytes.size() - offset - sizeof(head);
     if (d.h.ranges > left / sizeof(id_range)) return std::nullopt;
     d.ranges.resize(d.h.ranges);
