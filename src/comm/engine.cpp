@@ -85,8 +85,11 @@ int pieces_type(const std::vector<Piece>& pieces, MPI_Datatype& t) {
 
 bool engine::impl::start(int spares) {
     thread_ = std::thread([this, spares] {
+        die_before_mpi_if_ordered();
+        watch_mpi_start();
         int provided = 0;
         int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+        mpi_started_ = true;
         std::string error;
         if (rc == MPI_SUCCESS) {
             // The engine works on MPI_COMM_WORLD itself until the first
@@ -144,6 +147,50 @@ bool engine::impl::start(int spares) {
     cv_.wait(lock, [this] { return state_ != state::starting; });
     if (state_ == state::failed) throw comm_error("rampart: MPI could not be started: " + start_error_);
     return role_ == role::spare;
+}
+
+// Fault injection: a crash while the other processes start MPI. Only the
+// launcher's rank is known yet: the order applies to the first process of
+// that world rank.
+void engine::impl::die_before_mpi_if_ordered() const {
+    const char* world_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!world_rank) return;
+    for (const auto& k : owner_.config_.kills)
+        if (k.at_start && std::to_string(k.rank) == world_rank) {
+            const std::string path = owner_.config_.report + ".kill." + world_rank + ".0";
+            if (FILE* f = owner_.config_.report.empty() ? nullptr : std::fopen(path.c_str(), "w")) {
+                std::fprintf(f, "{\"rank\":%d,\"incarnation\":0,\"process\":%d,\"at\":\"start\",\"hang\":false,"
+                                "\"killed_us\":%lld}\n",
+                             k.rank, k.rank, static_cast<long long>(wall_clock_us()));
+                std::fclose(f);
+            }
+            std::raise(SIGKILL);
+        }
+}
+
+// A process that dies while the others are inside MPI_Init makes them wait
+// there forever (the launcher's start-up exchange waits for it; fault
+// tolerance begins only once MPI runs). Past a deadline that grows with the
+// job, the process gives up with a message and a failure status: nothing of
+// the program has run, and rampart-run starts the job again.
+void engine::impl::watch_mpi_start() {
+    const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (!size) return;
+    const auto limit = std::chrono::milliseconds(10000 + 20 * std::atol(size));
+    std::thread([this, limit] {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (!mpi_started_.load()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                std::fprintf(stderr,
+                             "rampart: MPI_Init did not finish within %.0f s: a process of the job probably died while "
+                             "the job started; nothing of the program has run\n",
+                             std::chrono::duration<double>(limit).count());
+                std::fflush(nullptr);
+                ::_exit(EXIT_FAILURE);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }).detach();
 }
 
 // A note that this process has started MPI and rampart: a launcher that

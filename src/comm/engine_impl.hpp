@@ -197,6 +197,8 @@ private:
 
     // engine.cpp: messages
     void note_start() const;
+    void die_before_mpi_if_ordered() const;
+    void watch_mpi_start();
     void run();
     void loop();
     void accept(op&& o);
@@ -291,6 +293,7 @@ private:
     state state_ = state::starting;
     role role_ = role::working;
     std::string start_error_;
+    std::atomic<bool> mpi_started_{false};  // MPI_Init has returned
 
     // Owned by the engine thread only.
     MPI_Comm comm_ = MPI_COMM_NULL;

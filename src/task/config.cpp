@@ -28,13 +28,14 @@ int parse_int_at_least(std::string_view name, std::string_view text, int least, 
 
 std::vector<kill_order> parse_kill_orders(const std::string& text) {
     std::vector<kill_order> orders;
+    if (text.empty()) return orders;
     std::size_t start = 0;
     while (start <= text.size()) {
         std::size_t end = text.find(',', start);
         std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
         auto bad = [&] {
             return std::invalid_argument("rampart: RAMPART_KILL item '" + item +
-                                         "' is not RANK@SECONDSs, RANK@iterN, RANK@recovery or RANK@end, optionally followed by :stop (e.g. 1@1.5s, 2@iter40:stop)");
+                                         "' is not RANK@SECONDSs, RANK@iterN, RANK@start, RANK@recovery or RANK@end, optionally followed by :stop (e.g. 1@1.5s, 2@iter40:stop)");
         };
         auto at = item.find('@');
         if (at == std::string::npos || at == 0) throw bad();
@@ -46,7 +47,9 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
             k.hang = true;
             when.resize(when.size() - 5);
         }
-        if (when == "recovery") {
+        if (when == "start") {
+            k.at_start = true;
+        } else if (when == "recovery") {
             k.during_recovery = true;
         } else if (when == "end") {
             k.at_end = true;

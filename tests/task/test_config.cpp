@@ -39,7 +39,8 @@ TEST(Config, KillOrders) {
     EXPECT_FALSE(k[0].seconds.has_value());
     EXPECT_EQ(k[1].rank, 2);
     EXPECT_DOUBLE_EQ(*k[1].seconds, 1.5);
-    for (const char* bad : {"", "1", "@iter4", "x@1s", "1@", "1@iter", "1@iterx", "1@5", "1@-2s", "-1@1s", "1@1.5s,"})
+    EXPECT_TRUE(rampart::parse_kill_orders("").empty());  // no orders
+    for (const char* bad : {"1", "@iter4", "1@iter4:", "1@iter4:go", "1@:stop", "x@1s", "1@", "1@iter", "1@iterx", "1@5", "1@-2s", "-1@1s", "1@1.5s,"})
         EXPECT_THROW(rampart::parse_kill_orders(bad), std::invalid_argument) << bad;
     auto end = rampart::parse_kill_orders("3@end,2@recovery");
     ASSERT_EQ(end.size(), 2u);
@@ -47,6 +48,14 @@ TEST(Config, KillOrders) {
     EXPECT_FALSE(end[0].during_recovery);
     EXPECT_TRUE(end[1].during_recovery);
     EXPECT_THROW(rampart::parse_kill_orders("3@ending"), std::invalid_argument);
+    auto more = rampart::parse_kill_orders("1@start,2@iter7:stop,0@0.5s:stop");
+    ASSERT_EQ(more.size(), 3u);
+    EXPECT_TRUE(more[0].at_start);
+    EXPECT_FALSE(more[0].hang);
+    EXPECT_EQ(more[1].iteration, 7u);
+    EXPECT_TRUE(more[1].hang);
+    EXPECT_DOUBLE_EQ(*more[2].seconds, 0.5);
+    EXPECT_TRUE(more[2].hang);
     setenv("RAMPART_KILL", "0@iter3", 1);
     EXPECT_EQ(rampart::read_environment_config().kills.size(), 1u);
     setenv("RAMPART_KILL", "zero@iter3", 1);

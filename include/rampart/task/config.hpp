@@ -11,7 +11,9 @@ namespace rampart {
 
 /// A crash to inject: logical rank `rank` kills itself with SIGKILL after
 /// `seconds` from the start of its communication, when the program reports
-/// iteration `iteration` (see rampart::comm::report_iteration), or when it
+/// iteration `iteration` (see rampart::comm::report_iteration), just before
+/// its process starts MPI (`at_start`: the process of world rank `rank`,
+/// before anyone knows it; for crashes during start-up), or when it
 /// is in the recovery from another rank's crash, just after the survivors
 /// agreed on who died (`during_recovery`), or when its program has ended and
 /// it has told the others so, before the final agreement (`at_end`).
@@ -25,12 +27,13 @@ struct kill_order {
     std::optional<std::uint64_t> iteration;
     bool during_recovery = false;
     bool at_end = false;
+    bool at_start = false;
     bool hang = false;
 };
 
 struct environment_config {
     std::optional<int> threads;     ///< RAMPART_THREADS: worker threads of the runtime
-    /// RAMPART_KILL: "R@1.5s", "R@iter40", "R@recovery" or "R@end", each
+    /// RAMPART_KILL: "R@1.5s", "R@iter40", "R@start", "R@recovery" or "R@end", each
     /// optionally with ":stop", comma-separated
     std::vector<kill_order> kills;
     int spares = 0;                 ///< RAMPART_SPARES: how many of the MPI processes wait to replace crashed ranks
