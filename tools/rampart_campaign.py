@@ -257,10 +257,14 @@ def one_run(a, prog, launch, number, plan, ref, fields, timeout):
     opts = with_options(a, kill=plan["kills"], seed=plan["seed"])
     report, seconds, _, ex = launch_limited(launch, opts, prog, timeout)
     outcome, why = classify(report, ex, ref, fields)
-    return {"run": number, "kills": plan["kills"], "kills_fired": len(report["ranks_lost"]),
-            "error_rate": a.error_rate, "seed": plan["seed"] if a.error_rate > 0 else None,
-            "outcome": outcome, "why": why, "seconds": round(seconds, 3), "exit_code": report["exit_code"],
-            "command": command_line(a, prog, plan["kills"], plan["seed"])}
+    row = {"run": number, "kills": plan["kills"], "kills_fired": len(report["ranks_lost"]),
+           "error_rate": a.error_rate, "seed": plan["seed"] if a.error_rate > 0 else None,
+           "outcome": outcome, "why": why, "seconds": round(seconds, 3), "exit_code": report["exit_code"],
+           "command": command_line(a, prog, plan["kills"], plan["seed"])}
+    if outcome != "identical":  # what it said, for runs that may not fail the same way again
+        row["stderr_tail"] = [x for x in ex.stderr.splitlines() if x.strip() and "NBC_Progress" not in x][-30:]
+        row["recoveries"] = report["recoveries"]
+    return row
 
 
 def print_header(a, prog, ref, fields, timeout):

@@ -400,6 +400,9 @@ void engine::impl::loop() {
         if (stopping && !self_done_ && sends_.empty() && recvs_.empty()) {
             fail_all_waiting("the runtime shut down before it arrived");
             announce_done();
+            // The program has run to its end: said now, should this process
+            // die before the job ends (written again, complete, at the end).
+            if (role_ == role::working) owner_.write_report();
             if (const kill_order* k = owner_.my_kill_order(); k && k->at_end) owner_.die("end");
         }
         if ((self_done_ || role_ == role::spare) && everyone_done() && sends_.empty()) {

@@ -8,6 +8,8 @@
 #include <rampart/store/checkpoint.hpp>
 
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 namespace rampart::store {
 
@@ -29,13 +31,20 @@ std::size_t slot_blocks(std::size_t max_state_bytes) {
 }  // namespace
 
 checkpoints::checkpoints(std::size_t max_state_bytes, options opts)
-    : slot_blocks_(slot_blocks(max_state_bytes)), store_(block, opts) {}
+    : slot_blocks_(slot_blocks(max_state_bytes)), store_(std::make_unique<store>(block, opts)) {}
 
-checkpoints::~checkpoints() = default;
+checkpoints::~checkpoints() {
+    // Kept, open, until the process ends (never destroyed: closing waits for
+    // operations that no process will answer once the job is over).
+    static std::mutex m;
+    static auto* kept = new std::vector<std::unique_ptr<store>>;
+    std::lock_guard lock(m);
+    kept->push_back(std::move(store_));
+}
 
 bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) {
     auto& e = comm::detail::engine::get();
-    if (store_.done_without_me(iteration)) {
+    if (store_->done_without_me(iteration)) {
         ++counters_.skipped;
         return false;
     }
@@ -66,8 +75,8 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
     // Every rank takes part in the submit, so that a rank with a problem
     // makes the checkpoint incomplete instead of leaving the others waiting.
     try {
-        store_.tag_next_operation(iteration);
-        store_.submit(me * slot_blocks_, slot, p * slot_blocks_);
+        store_->tag_next_operation(iteration);
+        store_->submit(me * slot_blocks_, slot, p * slot_blocks_);
     } catch (const store_error&) {
         if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
         ++counters_.abandoned;
@@ -86,14 +95,14 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
 
 std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes() {
     auto& e = comm::detail::engine::get();
-    if (e.incarnation() == 0 || store_.version() == 0) return std::nullopt;
+    if (e.incarnation() == 0 || store_->version() == 0) return std::nullopt;
     const auto me = static_cast<std::uint64_t>(e.rank()), p = static_cast<std::uint64_t>(e.size());
-    if (store_.blocks() != p * slot_blocks_)
+    if (store_->blocks() != p * slot_blocks_)
         throw rampart::invalid_argument("rampart::store::checkpoints::restore: the checkpoint has " +
-                                        std::to_string(store_.blocks()) + " blocks, not " +
+                                        std::to_string(store_->blocks()) + " blocks, not " +
                                         std::to_string(p * slot_blocks_) + ": a different slot size");
     const id_range mine{me * slot_blocks_, slot_blocks_};
-    const std::vector<char> bytes = store_.fetch(std::span<const id_range>(&mine, 1));
+    const std::vector<char> bytes = store_->fetch(std::span<const id_range>(&mine, 1));
     record_head h;
     std::memcpy(&h, bytes.data(), sizeof h);
     if (h.magic != record_magic || h.state_bytes > bytes.size() - sizeof h ||

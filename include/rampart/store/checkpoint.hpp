@@ -22,6 +22,7 @@
 #include <cereal/types/vector.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -46,7 +47,10 @@ struct checkpoint_counters {
 
 /// Per-rank checkpoints in a rampart::store. Every rank creates one at the
 /// same point, before it sends or receives anything, and calls save at the
-/// same iterations.
+/// same iterations. The newest checkpoint outlives the object: its copies
+/// stay in memory until the process ends, since a rank that dies after the
+/// others' programs have ended is still replaced from it (their send logs
+/// no longer hold what came before it).
 class checkpoints {
 public:
     /// A slot of `max_state_bytes` per rank (the serialised state must fit).
@@ -98,14 +102,14 @@ public:
 
     checkpoint_counters counters() const noexcept { return counters_; }
     /// The store the checkpoints live in (its counters, its replication level).
-    store& storage() noexcept { return store_; }
+    store& storage() noexcept { return *store_; }
 
 private:
     bool save_bytes(std::uint64_t iteration, const std::string& state);
     std::optional<std::pair<std::uint64_t, std::string>> restore_bytes();
 
     std::size_t slot_blocks_ = 0;
-    store store_;
+    std::unique_ptr<store> store_;
     checkpoint_counters counters_;
     std::vector<char> previous_;  // channel counts of the last complete checkpoint, as bytes
 };
