@@ -121,6 +121,7 @@ void engine::impl::begin_failing() {
     if (failing_ || self_done_) return;
     failing_ = true;
     ending_ = ending::failed;
+    failed_at_us_ = wall_clock_us();
     failing_deadline_ = std::chrono::steady_clock::now() + stop_deadline;
     awaiting_stop_.clear();
     for (int p : members_->alive_processes())

@@ -331,6 +331,7 @@ private:
     bool failing_requested_ = false;  // under mutex_
     std::vector<int> awaiting_stop_;  // processes that have not yet answered control_failed
     std::chrono::steady_clock::time_point failing_deadline_{};
+    std::int64_t failed_at_us_ = 0;  // wall clock: when this rank's program failed
     // Per process (rank in MPI_COMM_WORLD): its pid and a hash of its host
     // name, exchanged at start-up (0: unknown).
     std::vector<std::int64_t> pid_of_process_;

@@ -479,6 +479,7 @@ std::string engine::impl::recovery_json() const {
     s += ending_ == ending::normal ? "normal" : ending_ == ending::failed ? "failed" : "stopped";
     s += '"';
     field("stopped_by", stopped_by_);
+    field("failed_at_us", failed_at_us_);
     s += ",\"killed\":[";
     for (std::size_t i = 0; i < killed_.size(); ++i) {
         s += i ? ",{\"process\":" : "{\"process\":";
