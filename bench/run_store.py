@@ -49,7 +49,7 @@ def mpiexec():
 
 
 def run(a, ranks, **opts):
-    cmd = [mpiexec(), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp"]
+    cmd = [mpiexec(), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--mca", "coll", "^han"]
     if a.bind:
         # As tools/rampart-run --threads 1: ranks spread over the cores, each bound to one.
         cmd += ["--map-by", "core:OVERSUBSCRIBE", "--rank-by", "span", "--bind-to", "core:overload-allowed"]

@@ -7,7 +7,7 @@ set -euo pipefail
 mpiexec=$1; program=$2; unprotected=$3; variants=$4; shift 4; [ "${1:-}" = "--" ] && shift
 args=("$@" --threads 1 --json)
 field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" | tail -n 1; }
-run() { "$(dirname "$0")/mpiexec_retry.sh" "$mpiexec" --with-ft ulfm --oversubscribe --mca btl self,sm,tcp -n "$1" "$program" "${args[@]}" "${@:2}"; }
+run() { "$(dirname "$0")/mpiexec_retry.sh" "$mpiexec" --with-ft ulfm --oversubscribe --mca btl self,sm,tcp --mca coll ^han -n "$1" "$program" "${args[@]}" "${@:2}"; }
 
 ref=$("$program" "${args[@]}" | field checksum)
 echo "reference (1 process, no faults): $ref"
