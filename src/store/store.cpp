@@ -364,7 +364,8 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         // of a submit that was abandoned here already (its blocks would
         // shadow those of the next attempt at the version).
         const auto gone = abandoned_.find(h.version);
-        if (h.version >= committed_ && !closed_ && (gone == abandoned_.end() || h.op > gone->second))
+        const bool late = h.op != 0 && gone != abandoned_.end() && h.op <= gone->second;
+        if (h.version >= committed_ && !closed_ && !late)
             hold(h.version, h.op, d->ranges, std::make_shared<const std::vector<char>>(std::move(bytes)),
                  d->payload_offset);
         head a;
