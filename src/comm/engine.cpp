@@ -149,61 +149,6 @@ bool engine::impl::start(int spares) {
     return role_ == role::spare;
 }
 
-// Fault injection: a crash while the other processes start MPI. Only the
-// launcher's rank is known yet: the order applies to the first process of
-// that world rank.
-void engine::impl::die_before_mpi_if_ordered() const {
-    const char* world_rank = std::getenv("OMPI_COMM_WORLD_RANK");
-    if (!world_rank) return;
-    for (const auto& k : owner_.config_.kills)
-        if (k.at_start && std::to_string(k.rank) == world_rank) {
-            const std::string path = owner_.config_.report + ".kill." + world_rank + ".0";
-            if (FILE* f = owner_.config_.report.empty() ? nullptr : std::fopen(path.c_str(), "w")) {
-                std::fprintf(f, "{\"rank\":%d,\"incarnation\":0,\"process\":%d,\"at\":\"start\",\"hang\":false,"
-                                "\"killed_us\":%lld}\n",
-                             k.rank, k.rank, static_cast<long long>(wall_clock_us()));
-                std::fclose(f);
-            }
-            std::raise(SIGKILL);
-        }
-}
-
-// A process that dies while the others are inside MPI_Init makes them wait
-// there forever (the launcher's start-up exchange waits for it; fault
-// tolerance begins only once MPI runs). Past a deadline that grows with the
-// job, the process gives up with a message and a failure status: nothing of
-// the program has run, and rampart-run starts the job again.
-void engine::impl::watch_mpi_start() {
-    const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
-    if (!size) return;
-    const auto limit = std::chrono::milliseconds(10000 + 20 * std::atol(size));
-    std::thread([this, limit] {
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (!mpi_started_.load()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                std::fprintf(stderr,
-                             "rampart: MPI_Init did not finish within %.0f s: a process of the job probably died while "
-                             "the job started; nothing of the program has run\n",
-                             std::chrono::duration<double>(limit).count());
-                std::fflush(nullptr);
-                ::_exit(EXIT_FAILURE);
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-    }).detach();
-}
-
-// A note that this process has started MPI and rampart: a launcher that
-// finds none knows that nothing of the program ran.
-void engine::impl::note_start() const {
-    if (owner_.config_.report.empty()) return;
-    const std::string path = owner_.config_.report + ".start." + std::to_string(process_);
-    if (FILE* f = std::fopen(path.c_str(), "w")) {
-        std::fprintf(f, "{\"process\":%d,\"pid\":%lld}\n", process_, static_cast<long long>(::getpid()));
-        std::fclose(f);
-    }
-}
-
 void engine::impl::stop() {
     {
         std::lock_guard lock(mutex_);
@@ -869,80 +814,9 @@ void start_under_mpiexec() {
 // Every isend and irecv asks for the engine: after the first call this is
 // one atomic load, the mutex guards only the creation.
 std::atomic<engine*> instance{nullptr};
-
-// A program that fails ends the whole job (engine_ending.cpp): when an
-// exception leaves the runtime's scope, a resilient task fails for good, at
-// std::terminate, and at exit() while the runtime lives.
-void on_runtime_end(bool exception_in_flight) {
-    engine* e = engine::started();
-    if (!e) return;
-    if (exception_in_flight) return e->program_failed(nullptr);
-    if (auto cause = e->failure_here()) {
-        // A task failed for good and ended the job, and the program went on
-        // to its end without seeing it: the job must not look successful.
-        std::fprintf(stderr, "rampart: rank %d: %s\n", e->rank(), rampart::detail::describe(cause).c_str());
-        std::fflush(nullptr);
-        ::_exit(EXIT_FAILURE);
-    }
-}
-
-void on_task_failure(std::exception_ptr cause) {
-    if (engine* e = engine::started()) e->program_failed(std::move(cause));
-}
-
-[[noreturn]] void on_terminate() {
-    std::string what = "std::terminate was called";
-    if (auto x = std::current_exception()) {
-        try {
-            std::rethrow_exception(x);
-        } catch (const std::exception& error) {
-            what = std::string("an uncaught exception: ") + error.what();
-        } catch (...) {
-            what = "an uncaught exception";
-        }
-    }
-    if (engine* e = engine::started()) {
-        std::fprintf(stderr, "rampart: rank %d: the program ended with %s\n", e->rank(), what.c_str());
-        e->program_failed(std::current_exception());
-    } else {
-        std::fprintf(stderr, "rampart: the program ended with %s\n", what.c_str());
-    }
-    std::fflush(nullptr);
-    // Not abort(): the launcher reports a job whose last process died by a
-    // signal as a success.
-    std::_Exit(EXIT_FAILURE);
-}
-
-void on_process_exit(int status, void*) {
-    engine* e = engine::started();
-    if (!e || !e->program_running()) return;
-    std::fprintf(stderr, "rampart: rank %d: the program called exit(%d) while its rampart::runtime was alive\n",
-                 e->rank(), status);
-    e->program_failed(nullptr);
-    if (status == 0) {  // it did not end: the job must not look successful
-        std::fflush(nullptr);
-        ::_exit(EXIT_FAILURE);
-    }
-}
-
-[[maybe_unused]] const bool end_hooks_set = (rampart::detail::set_runtime_end_hook(&on_runtime_end),
-                                              rampart::detail::set_task_failure_hook(&on_task_failure), true);
-
 }  // namespace
 
 engine* engine::started() noexcept { return instance.load(std::memory_order_acquire); }
-
-bool engine::program_running() const { return impl_->program_running(); }
-
-void engine::program_failed(std::exception_ptr cause) {
-    if (std::this_thread::get_id() == impl_->thread_.get_id()) return;
-    impl_->fail_program(std::move(cause));
-}
-
-std::exception_ptr engine::failure_here() const {
-    std::lock_guard lock(impl_->mutex_);
-    return impl_->cause_;
-}
 
 engine& engine::get() {
     if (engine* e = instance.load(std::memory_order_acquire)) return *e;
@@ -963,8 +837,7 @@ engine& engine::get() {
             ::_exit(0);
         }
         if (spare) e->started_us_ = wall_clock_us();  // the replacement starts the program now
-        std::set_terminate(&on_terminate);
-        ::on_exit(&on_process_exit, nullptr);
+        impl::install_failure_handlers();
         e->start_kill_timer();
         instance.store(e, std::memory_order_release);  // only once it is complete
     }

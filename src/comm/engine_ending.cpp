@@ -19,11 +19,15 @@
 #include "engine_impl.hpp"
 
 #include <rampart/resilience/errors.hpp>
+#include <rampart/task/runtime.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
 #include <limits>
 #include <unistd.h>
 
@@ -164,13 +168,12 @@ void engine::impl::stop_for(int failed_rank, int comm_source) {
     ending_ = ending::stopped;
     stopped_by_ = failed_rank;
     if (role_ == role::working) owner_.write_report();
-    active_send a;
-    a.o = op(op::what::control);
-    a.env.kind = control_kind;
-    a.env.source = owner_.rank_;
-    a.env.sequence = control_stopped;
+    envelope answer;
+    answer.kind = control_kind;
+    answer.source = owner_.rank_;
+    answer.sequence = control_stopped;
     MPI_Request request = MPI_REQUEST_NULL;
-    if (MPI_Isend(&a.env, static_cast<int>(sizeof a.env), MPI_BYTE, comm_source, control_tag_, comm_, &request) ==
+    if (MPI_Isend(&answer, static_cast<int>(sizeof answer), MPI_BYTE, comm_source, control_tag_, comm_, &request) ==
         MPI_SUCCESS) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
         int flag = 0;
@@ -259,6 +262,85 @@ void engine::impl::fail_program(std::exception_ptr cause) {
         return;  // the engine has shut down already
     }
     stop();  // the loop ends once the others have stopped
+}
+
+namespace {
+
+// A program that fails ends the whole job: when an
+// exception leaves the runtime's scope, a resilient task fails for good, at
+// std::terminate, and at exit() while the runtime lives.
+void on_runtime_end(bool exception_in_flight) {
+    engine* e = engine::started();
+    if (!e) return;
+    if (exception_in_flight) return e->program_failed(nullptr);
+    if (auto cause = e->failure_here()) {
+        // A task failed for good and ended the job, and the program went on
+        // to its end without seeing it: the job must not look successful.
+        std::fprintf(stderr, "rampart: rank %d: %s\n", e->rank(), rampart::detail::describe(cause).c_str());
+        std::fflush(nullptr);
+        ::_exit(EXIT_FAILURE);
+    }
+}
+
+void on_task_failure(std::exception_ptr cause) {
+    if (engine* e = engine::started()) e->program_failed(std::move(cause));
+}
+
+[[noreturn]] void on_terminate() {
+    std::string what = "std::terminate was called";
+    if (auto x = std::current_exception()) {
+        try {
+            std::rethrow_exception(x);
+        } catch (const std::exception& error) {
+            what = std::string("an uncaught exception: ") + error.what();
+        } catch (...) {
+            what = "an uncaught exception";
+        }
+    }
+    if (engine* e = engine::started()) {
+        std::fprintf(stderr, "rampart: rank %d: the program ended with %s\n", e->rank(), what.c_str());
+        e->program_failed(std::current_exception());
+    } else {
+        std::fprintf(stderr, "rampart: the program ended with %s\n", what.c_str());
+    }
+    std::fflush(nullptr);
+    // Not abort(): the launcher reports a job whose last process died by a
+    // signal as a success.
+    std::_Exit(EXIT_FAILURE);
+}
+
+void on_process_exit(int status, void*) {
+    engine* e = engine::started();
+    if (!e || !e->program_running()) return;
+    std::fprintf(stderr, "rampart: rank %d: the program called exit(%d) while its rampart::runtime was alive\n",
+                 e->rank(), status);
+    e->program_failed(nullptr);
+    if (status == 0) {  // it did not end: the job must not look successful
+        std::fflush(nullptr);
+        ::_exit(EXIT_FAILURE);
+    }
+}
+
+[[maybe_unused]] const bool end_hooks_set = (rampart::detail::set_runtime_end_hook(&on_runtime_end),
+                                              rampart::detail::set_task_failure_hook(&on_task_failure), true);
+
+}  // namespace
+
+bool engine::program_running() const { return impl_->program_running(); }
+
+void engine::program_failed(std::exception_ptr cause) {
+    if (std::this_thread::get_id() == impl_->thread_.get_id()) return;
+    impl_->fail_program(std::move(cause));
+}
+
+void engine::impl::install_failure_handlers() {
+    std::set_terminate(&on_terminate);
+    ::on_exit(&on_process_exit, nullptr);
+}
+
+std::exception_ptr engine::failure_here() const {
+    std::lock_guard lock(impl_->mutex_);
+    return impl_->cause_;
 }
 
 }  // namespace rampart::comm::detail

@@ -121,6 +121,8 @@ public:
     /// process to stop, and returns once they have (or after a deadline);
     /// the engine thread has ended then, without MPI_Finalize.
     void fail_program(std::exception_ptr cause);
+    /// std::terminate and exit() while the program runs end the job too.
+    static void install_failure_handlers();
 
 private:
     enum class state { starting, running, failed, stopped };

@@ -1,4 +1,5 @@
-// The processes of the job: who runs where, and ending hung ones.
+// The processes of the job: their start (a crash ordered before MPI starts,
+// a deadline for MPI_Init), who runs where, and ending hung ones.
 //
 // MPI's failure detector (with rampart-run --detect-hangs) declares a process
 // dead that stopped answering, but the process itself may live on, stopped
@@ -8,7 +9,10 @@
 
 #include "engine_impl.hpp"
 
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -80,6 +84,61 @@ void engine::impl::kill_processes(const std::vector<int>& processes) {
         const std::int64_t pid = pid_of_process_[i];
         if (here == 0 || host_of_process_[i] != here || pid <= 1 || pid == ::getpid()) continue;
         if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0) killed_.emplace_back(p, wall_clock_us());
+    }
+}
+
+// Fault injection: a crash while the other processes start MPI. Only the
+// launcher's rank is known yet: the order applies to the first process of
+// that world rank.
+void engine::impl::die_before_mpi_if_ordered() const {
+    const char* world_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!world_rank) return;
+    for (const auto& k : owner_.config_.kills)
+        if (k.at_start && std::to_string(k.rank) == world_rank) {
+            const std::string path = owner_.config_.report + ".kill." + world_rank + ".0";
+            if (FILE* f = owner_.config_.report.empty() ? nullptr : std::fopen(path.c_str(), "w")) {
+                std::fprintf(f, "{\"rank\":%d,\"incarnation\":0,\"process\":%d,\"at\":\"start\",\"hang\":false,"
+                                "\"killed_us\":%lld}\n",
+                             k.rank, k.rank, static_cast<long long>(wall_clock_us()));
+                std::fclose(f);
+            }
+            std::raise(SIGKILL);
+        }
+}
+
+// A process that dies while the others are inside MPI_Init makes them wait
+// there forever (the launcher's start-up exchange waits for it; fault
+// tolerance begins only once MPI runs). Past a deadline that grows with the
+// job, the process gives up with a message and a failure status: nothing of
+// the program has run, and rampart-run starts the job again.
+void engine::impl::watch_mpi_start() {
+    const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (!size) return;
+    const auto limit = std::chrono::milliseconds(10000 + 20 * std::atol(size));
+    std::thread([this, limit] {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (!mpi_started_.load()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                std::fprintf(stderr,
+                             "rampart: MPI_Init did not finish within %.0f s: a process of the job probably died while "
+                             "the job started; nothing of the program has run\n",
+                             std::chrono::duration<double>(limit).count());
+                std::fflush(nullptr);
+                ::_exit(EXIT_FAILURE);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }).detach();
+}
+
+// A note that this process has started MPI and rampart: a launcher that
+// finds none knows that nothing of the program ran.
+void engine::impl::note_start() const {
+    if (owner_.config_.report.empty()) return;
+    const std::string path = owner_.config_.report + ".start." + std::to_string(process_);
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fprintf(f, "{\"process\":%d,\"pid\":%lld}\n", process_, static_cast<long long>(::getpid()));
+        std::fclose(f);
     }
 }
 
