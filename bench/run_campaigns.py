@@ -50,7 +50,12 @@ def campaign(name, runs, opts, prog, seed):
     n = max(1, round(runs * SCALE))
     cmd = [sys.executable, str(runner), "--threads", "1", "--campaign", str(n), "--seed", str(seed), "--json"] + opts
     p = subprocess.run(cmd + ["--"] + prog, capture_output=True, text=True)
-    out = json.loads(p.stdout.strip().splitlines()[-1])
+    try:
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        print(f"{name}: the campaign gave no report (exit code {p.returncode})", flush=True)
+        return {"name": name, "runs": n, "exit_code": p.returncode, "stderr_tail": p.stderr.splitlines()[-30:],
+                "stdout_tail": p.stdout.splitlines()[-5:]}
     fired = sum(r["kills_fired"] for r in out["runs"])
     print(f"{name}: {n} runs: {out['counts']}, median {out['median_seconds']} s, kills fired {fired}", flush=True)
     bad = [r for r in out["runs"] if r["outcome"] != "identical"]

@@ -114,7 +114,7 @@ void engine::impl::die_before_mpi_if_ordered() const {
 void engine::impl::watch_mpi_start() {
     const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
     if (!size) return;
-    const auto limit = std::chrono::milliseconds(10000 + 20 * std::atol(size));
+    const auto limit = std::chrono::milliseconds(15000 + 20 * std::atol(size));
     std::thread([this, limit] {
         const auto deadline = std::chrono::steady_clock::now() + limit;
         while (!mpi_started_.load()) {
