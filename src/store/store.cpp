@@ -589,6 +589,11 @@ void store::impl::join() {
         if (f->op > op_) {
             op_ = f->op;
             joined_after_tag_ = f->tag;
+            // This process now stands after that operation as if it had
+            // begun it: its recovery state must name the operation's tag
+            // with its number, or a later replacement that reads this state
+            // first would take part in that operation again.
+            last_tag_ = f->tag;
         }
         if (!newest || f->committed > newest->committed) newest = f;
     }
