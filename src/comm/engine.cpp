@@ -205,8 +205,6 @@ std::string engine::impl::failure_text(int rc) {
 }
 
 namespace {
-constexpr std::uint32_t service_magic = 0x53565243;  // "CRVS"
-constexpr std::size_t service_prefix = 8;             // magic, service number
 constexpr int services_per_poll = 16;
 }  // namespace
 
@@ -241,16 +239,15 @@ bool engine::impl::progress_services() {
         if (!bytes) break;
         progress = true;
         const int source = logical_of_comm_rank(comm_source);
-        std::uint32_t prefix[2] = {0, 0};
-        if (bytes->size() >= service_prefix) std::memcpy(prefix, bytes->data(), service_prefix);
-        if (source < 0 || prefix[0] != service_magic) {
+        const auto service = decode_service_prefix(bytes->data(), bytes->size());
+        if (source < 0 || !service) {
             ++malformed_;
             continue;
         }
         ++received_;
         bytes_received_ += bytes->size();
         std::lock_guard lock(services_mutex_);
-        const int number = static_cast<int>(prefix[1]);
+        const int number = *service;
         if (auto it = services_.find(number); it != services_.end())
             it->second->on_message(source, std::move(*bytes), service_prefix);
         else if (number >= next_service_)  // created there already, not yet here: kept until it is
@@ -716,19 +713,14 @@ void engine::impl::complete(channel& ch, active_recv& r) {
             std::memcpy(r.target_memory, r.packed.data() + sizeof(envelope), r.payload_bytes);
     }
     const envelope& e = r.env;
-    auto malformed = [&](std::string text) {
+    const auto checked = r.truncated ? check_envelope(r.scratch.data(), r.scratch.size(), 0)
+                                     : check_envelope(&r.env, sizeof r.env, r.payload_bytes);
+    if (!checked) {
         ++malformed_;
         if (!ch.waiting.empty())
-            fail_front(ch, std::make_exception_ptr(message_error("rampart: malformed message: " + text)));
-    };
-    if (r.truncated)
-        return malformed(std::to_string(r.scratch.size()) + " bytes, less than the " + std::to_string(sizeof(envelope)) +
-                         "-byte envelope");
-    if (e.magic != envelope::magic_value || e.version != envelope::version_value)
-        return malformed("not a rampart envelope");
-    if (e.payload_bytes != r.payload_bytes)
-        return malformed("envelope announces " + std::to_string(e.payload_bytes) + " payload bytes, " +
-                         std::to_string(r.payload_bytes) + " arrived");
+            fail_front(ch, std::make_exception_ptr(message_error("rampart: malformed message: " + checked.why())));
+        return;
+    }
     if (e.sequence > ch.next_sequence) {
         // The messages in between will never come (a channel's messages
         // arrive in order): fail the channel's receives rather than hand over
@@ -946,8 +938,7 @@ void engine::service_send(int number, int dest, std::vector<char> head, std::vec
     impl::op o(impl::op::what::service);
     o.peer = dest;
     o.head.resize(service_prefix + head.size());
-    const std::uint32_t prefix[2] = {service_magic, static_cast<std::uint32_t>(number)};
-    std::memcpy(o.head.data(), prefix, service_prefix);
+    write_service_prefix(o.head.data(), number);
     if (!head.empty()) std::memcpy(o.head.data() + service_prefix, head.data(), head.size());
     o.data = std::move(data);
     o.service_done = std::move(done);

@@ -54,20 +54,14 @@ void engine::impl::announce_done() {
     }
 }
 
-void engine::impl::on_done(const envelope& e, const std::vector<char>& bytes, int comm_source) {
-    constexpr std::size_t word = sizeof(std::uint64_t);
-    if (logical_of_comm_rank(comm_source) != e.source || e.payload_bytes < word ||
-        (e.payload_bytes - word) % (2 * word) != 0) {
+// (decode_control checked the words: the rank they are for, then pairs.)
+void engine::impl::on_done(const control_message& m, int comm_source) {
+    const envelope& e = m.env;
+    const std::vector<std::uint64_t>& words = m.words;
+    if (logical_of_comm_rank(comm_source) != e.source) {
         ++malformed_;
         return;
     }
-    std::vector<std::uint64_t> words(e.payload_bytes / word);
-    std::memcpy(words.data(), bytes.data() + sizeof e, e.payload_bytes);
-    for (std::size_t i = 1; i < words.size(); i += 2)
-        if (words[i] > static_cast<std::uint64_t>(owner_.max_tag_)) {
-            ++malformed_;
-            return;
-        }
     std::erase_if(final_count_, [&](const auto& kv) { return kv.first.first == e.source; });
     // Counts sent for another logical rank (this process was a spare then)
     // say nothing of its channels now.
@@ -168,10 +162,7 @@ void engine::impl::stop_for(int failed_rank, int comm_source) {
     ending_ = ending::stopped;
     stopped_by_ = failed_rank;
     if (role_ == role::working) owner_.write_report();
-    envelope answer;
-    answer.kind = control_kind;
-    answer.source = owner_.rank_;
-    answer.sequence = control_stopped;
+    envelope answer = control_envelope(owner_.rank_, control_stopped, 0);
     MPI_Request request = MPI_REQUEST_NULL;
     if (MPI_Isend(&answer, static_cast<int>(sizeof answer), MPI_BYTE, comm_source, control_tag_, comm_, &request) ==
         MPI_SUCCESS) {

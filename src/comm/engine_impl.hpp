@@ -12,6 +12,7 @@
 
 #include "../recovery/membership.hpp"
 #include "../recovery/send_log.hpp"
+#include "wire.hpp"
 
 #include <array>
 #include <atomic>
@@ -37,20 +38,6 @@
 #endif
 
 namespace rampart::comm::detail {
-
-// The engine's own messages between processes (envelope kind control_kind,
-// their meaning in the sequence field).
-inline constexpr std::uint16_t control_kind = 3;
-// The sender's program has ended; its payload is pairs (tag, messages sent)
-// of its channels to the receiver: nothing more will come on them.
-inline constexpr std::uint64_t control_done = 1;
-// A replacement restored from a checkpoint: its payload is pairs (tag, next
-// send sequence) of its channels to the receiver.
-inline constexpr std::uint64_t control_restored = 2;
-// The sender's program failed: the receiver stops at once and answers
-// control_stopped; the sender ends only then, so that no spare replaces it.
-inline constexpr std::uint64_t control_failed = 3;
-inline constexpr std::uint64_t control_stopped = 4;
 
 std::string mpi_error_text(int rc);
 /// Wall-clock microseconds, comparable between processes of one machine.
@@ -243,7 +230,7 @@ private:
     void shrink_and_agree();
     bool exchange_and_resend(recovery_record& r);
     void send_control(int process, std::uint64_t what, std::vector<std::uint64_t> words = {});
-    void on_control(const envelope& e, const std::vector<char>& bytes);
+    void on_control(const control_message& m);
     void resend(const recovery::detail::logged_message& m);
     void become(int logical);
     void maybe_kill_during_recovery();
@@ -255,7 +242,7 @@ private:
 
     // engine_ending.cpp: the end of the job, normal or not
     void announce_done();
-    void on_done(const envelope& e, const std::vector<char>& bytes, int comm_source);
+    void on_done(const control_message& m, int comm_source);
     bool everyone_done() const;
     /// A receive whose source's program has ended, having sent all it ever
     /// will on the channel: it fails with a comm_error naming source and tag.

@@ -40,21 +40,16 @@ bool engine::impl::watch() {
     int comm_source = -1;
     while (auto bytes = receive_any(control_tag_, comm_source)) {
         progress = true;
-        envelope e;
-        if (bytes->size() < sizeof e) {
+        auto m = decode_control(bytes->data(), bytes->size(), owner_.size_, owner_.max_tag_);
+        if (!m) {
             ++malformed_;
             continue;
         }
-        std::memcpy(&e, bytes->data(), sizeof e);
-        if (e.magic != envelope::magic_value || e.kind != control_kind || e.source < 0 || e.source >= owner_.size_ ||
-            e.payload_bytes != bytes->size() - sizeof e) {
-            ++malformed_;
-            continue;
-        }
+        const envelope& e = m->env;
         if (e.sequence == control_done)
-            on_done(e, *bytes, comm_source);
+            on_done(*m, comm_source);
         else if (e.sequence == control_restored && logical_of_comm_rank(comm_source) == e.source)
-            on_control(e, *bytes);
+            on_control(*m);
         else if (e.sequence == control_failed && logical_of_comm_rank(comm_source) == e.source)
             on_failed(e.source, comm_source);
         else if (e.sequence != control_stopped)  // late answers to a failure of this rank's own: none expected
@@ -246,32 +241,26 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
     MPI_Comm_size(comm_, &m);
     const auto M = static_cast<std::size_t>(m);
     const bool working = role_ == role::working;
-    std::vector<std::vector<std::uint64_t>> held(M), sending(M);
+    std::vector<channel_counts> mine(M);
     if (working) {
         for (auto& [key, ch] : channels_) {
             const int cr = comm_rank_of_logical(key.first);
             if (ch.held() == 0 || cr < 0) continue;
-            held[static_cast<std::size_t>(cr)].insert(held[static_cast<std::size_t>(cr)].end(),
-                                                      {static_cast<std::uint64_t>(key.second), ch.held()});
+            mine[static_cast<std::size_t>(cr)].held.push_back({key.second, ch.held()});
         }
         for (auto& [key, next] : next_send_sequence_) {
             const int cr = comm_rank_of_logical(key.first);
             if (cr < 0) continue;
             // Without a log nothing is sent again: the channel goes on at `next`.
             const std::uint64_t base = logging_ ? std::min(log_.base(key.first, key.second), next) : next;
-            sending[static_cast<std::size_t>(cr)].insert(sending[static_cast<std::size_t>(cr)].end(),
-                                                         {static_cast<std::uint64_t>(key.second), base, next});
+            mine[static_cast<std::size_t>(cr)].sending.push_back({key.second, base, next});
         }
     }
     std::vector<int> send_counts(M), recv_counts(M), send_displs(M), recv_displs(M);
     std::vector<std::uint64_t> flat;
     for (std::size_t i = 0; i < M; ++i) {
         send_displs[i] = static_cast<int>(flat.size());
-        if (working) {
-            flat.push_back(held[i].size() / 2);
-            flat.insert(flat.end(), held[i].begin(), held[i].end());
-            flat.insert(flat.end(), sending[i].begin(), sending[i].end());
-        }
+        if (working) append_channel_counts(flat, mine[i]);
         send_counts[i] = static_cast<int>(flat.size()) - send_displs[i];
     }
     int rc = MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
@@ -290,22 +279,19 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
     }
     if (!working) return true;
 
-    // What each process said, checked: [at, at + 2k) held, [at + 2k, end) sending.
-    struct said {
-        std::size_t held_at = 0, held_end = 0, sending_end = 0;
-    };
-    std::vector<said> from(M);
+    // What each process said, checked.
+    std::vector<channel_counts> from(M);
     for (std::size_t i = 0; i < M; ++i) {
         const std::size_t at = static_cast<std::size_t>(recv_displs[i]), n = static_cast<std::size_t>(recv_counts[i]);
         if (n == 0) continue;  // an idle spare
-        const std::uint64_t k = got[at];
-        if (k > (n - 1) / 2 || (n - 1 - 2 * k) % 3 != 0) {
-            std::fprintf(stderr, "rampart: rank %d: malformed channel counts from process %zu at a recovery\n",
-                         owner_.rank_, i);
+        auto said = decode_channel_counts(got.data() + at, n, owner_.max_tag_);
+        if (!said) {
+            std::fprintf(stderr, "rampart: rank %d: malformed channel counts from process %zu at a recovery: %s\n",
+                         owner_.rank_, i, said.why().c_str());
             ++malformed_;
             continue;
         }
-        from[i] = {at + 1, at + 1 + 2 * k, at + n};
+        from[i] = std::move(*said);
     }
 
     // Receiving side: where each source's messages resume. A source that
@@ -314,16 +300,14 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
     for (int source = 0; source < owner_.size_; ++source) {
         const int cr = comm_rank_of_logical(source);
         if (cr < 0) continue;
-        const said& f = from[static_cast<std::size_t>(cr)];
+        const channel_counts& f = from[static_cast<std::size_t>(cr)];
         for (auto it = channels_.lower_bound({source, std::numeric_limits<int>::min()});
              it != channels_.end() && it->first.first == source; ++it)
             it->second.stream_next = 0;
-        for (std::size_t i = f.held_end; i + 2 < f.sending_end; i += 3) {
-            if (got[i] > static_cast<std::uint64_t>(owner_.max_tag_)) continue;
-            channel& ch = channels_[{source, static_cast<int>(got[i])}];
-            const std::uint64_t base = got[i + 1], next = got[i + 2];
+        for (const auto& s : f.sending) {
+            channel& ch = channels_[{source, s.tag}];
             // It re-sends [max(held, base), next) from its log, then goes on at next.
-            ch.stream_next = std::min(std::max(ch.held(), base), next);
+            ch.stream_next = std::min(std::max(ch.held(), s.base), s.next);
         }
     }
 
@@ -332,18 +316,18 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
     for (int dest = 0; dest < owner_.size_; ++dest) {
         const int cr = comm_rank_of_logical(dest);
         if (cr < 0) continue;
-        const said& f = from[static_cast<std::size_t>(cr)];
+        const channel_counts& f = from[static_cast<std::size_t>(cr)];
         auto received = [&](int tag) -> std::uint64_t {
-            for (std::size_t i = f.held_at; i + 1 < f.held_end; i += 2)
-                if (got[i] == static_cast<std::uint64_t>(tag)) {
-                    if (got[i + 1] < log_.base(dest, tag))
+            for (const auto& h : f.held)
+                if (h.tag == tag) {
+                    if (h.messages < log_.base(dest, tag))
                         std::fprintf(stderr,
                                      "rampart: rank %d: rank %d holds %llu messages with tag %d from it and asks for "
                                      "the next, but the send log was trimmed at a checkpoint up to message %llu: "
                                      "those in between are lost for good\n",
-                                     owner_.rank_, dest, static_cast<unsigned long long>(got[i + 1]), tag,
+                                     owner_.rank_, dest, static_cast<unsigned long long>(h.messages), tag,
                                      static_cast<unsigned long long>(log_.base(dest, tag)));
-                    return got[i + 1];
+                    return h.messages;
                 }
             return 0;
         };
@@ -360,14 +344,7 @@ bool engine::impl::exchange_service_states() {
     std::vector<char> mine;
     {
         std::lock_guard lock(services_mutex_);
-        for (auto& [n, s] : services_) {
-            const std::vector<char> b = s->recovery_state();
-            const std::uint32_t head[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(b.size())};
-            const std::size_t at = mine.size();
-            mine.resize(at + sizeof head + b.size());
-            std::memcpy(mine.data() + at, head, sizeof head);
-            if (!b.empty()) std::memcpy(mine.data() + at + sizeof head, b.data(), b.size());
-        }
+        for (auto& [n, s] : services_) append_service_state(mine, n, s->recovery_state());
     }
     int m = 0;
     MPI_Comm_size(comm_, &m);
@@ -390,20 +367,16 @@ bool engine::impl::exchange_service_states() {
     std::map<int, std::vector<std::vector<char>>> states;
     for (std::size_t i = 0; i < M; ++i) {
         const int logical = logical_of_comm_rank(static_cast<int>(i));
-        std::size_t at = static_cast<std::size_t>(displs[i]);
-        const std::size_t end = at + static_cast<std::size_t>(sizes[i]);
-        while (logical >= 0 && end - at >= 2 * sizeof(std::uint32_t)) {
-            std::uint32_t head[2];
-            std::memcpy(head, all.data() + at, sizeof head);
-            at += sizeof head;
-            if (head[1] > end - at) {
-                ++malformed_;
-                break;
-            }
-            auto& by_rank = states[static_cast<int>(head[0])];
+        if (logical < 0) continue;
+        auto entries = decode_service_states(all.data() + displs[i], static_cast<std::size_t>(sizes[i]));
+        if (!entries) {
+            ++malformed_;
+            continue;
+        }
+        for (service_state& entry : *entries) {
+            auto& by_rank = states[entry.number];
             by_rank.resize(static_cast<std::size_t>(owner_.size_));
-            by_rank[static_cast<std::size_t>(logical)].assign(all.data() + at, all.data() + at + head[1]);
-            at += head[1];
+            by_rank[static_cast<std::size_t>(logical)] = std::move(entry.bytes);
         }
     }
     std::lock_guard lock(services_mutex_);
@@ -428,34 +401,23 @@ void engine::impl::send_control(int process, std::uint64_t what, std::vector<std
     a.o = op(op::what::control);
     a.o.peer = process;
     a.o.tag = control_tag_;
-    a.env.kind = control_kind;
-    a.env.source = owner_.rank_;
-    a.env.sequence = what;
+    a.env = control_envelope(owner_.rank_, what, words.size() * sizeof(std::uint64_t));
     if (!words.empty()) {
         auto owner = std::make_shared<std::vector<std::uint64_t>>(std::move(words));
         a.o.payload.data = owner->data();
         a.o.payload.bytes = owner->size() * sizeof(std::uint64_t);
         a.o.payload.owner = std::move(owner);
-        a.env.payload_bytes = a.o.payload.bytes;
     }
     start_send(std::move(a));
 }
 
 // A replacement resumed from a checkpoint: on the channels from it, the next
 // message is at least the count it restored.
-void engine::impl::on_control(const envelope& e, const std::vector<char>& bytes) {
-    if (e.payload_bytes % (2 * sizeof(std::uint64_t)) != 0) {
-        ++malformed_;
-        return;
-    }
-    std::vector<std::uint64_t> words(e.payload_bytes / sizeof(std::uint64_t));
-    if (!words.empty()) std::memcpy(words.data(), bytes.data() + sizeof e, e.payload_bytes);
+// (decode_control checked the pairs and their tags.)
+void engine::impl::on_control(const control_message& m) {
+    const std::vector<std::uint64_t>& words = m.words;
     for (std::size_t i = 0; i + 1 < words.size(); i += 2) {
-        if (words[i] > static_cast<std::uint64_t>(owner_.max_tag_)) {
-            ++malformed_;
-            continue;
-        }
-        channel& ch = channels_[{e.source, static_cast<int>(words[i])}];
+        channel& ch = channels_[{m.env.source, static_cast<int>(words[i])}];
         ch.stream_next = std::max(ch.stream_next, words[i + 1]);
     }
 }

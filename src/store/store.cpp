@@ -345,7 +345,7 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
 // --- the engine thread ---------------------------------------------------
 
 void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t offset) {
-    auto d = detail::decode(bytes, offset);
+    auto d = detail::decode(bytes.data(), bytes.size(), offset, block_bytes_);
     std::lock_guard l(m_);
     if (!d || source < 0 || source >= p_) {
         ++counters_.malformed;
@@ -355,11 +355,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
     std::uint64_t blocks = 0;
     for (auto& r : d->ranges) blocks += r.count;
     switch (h.what) {
-    case kind::put: {
-        if (d->payload_bytes != blocks * block_bytes_) {
-            ++counters_.malformed;
-            return;
-        }
+    case kind::put: {  // decode checked that the payload is the blocks
         // Not kept: a late repair, a put to a closed store, or a late put
         // of a submit that was abandoned here already (its blocks would
         // shadow those of the next attempt at the version).
@@ -418,19 +414,18 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         if (it == outstanding_.end() || it->second.what != kind::get || it->second.dest != source || !out_)
             return;  // answered already (a request sent again after a failure)
         auto& parts = it->second.parts;
-        const std::size_t flags = (parts.size() + 7) / 8 * 8;
-        std::uint64_t want = flags;
-        for (std::size_t i = 0; i < parts.size() && d->payload_bytes >= flags; ++i)
-            if (bytes[d->payload_offset + i]) want += parts[i].ids.count * block_bytes_;
-        if (d->payload_bytes < flags || d->payload_bytes != want) {
+        std::vector<std::uint64_t> counts;
+        for (const wanted& w : parts) counts.push_back(w.ids.count);
+        const auto here = detail::decode_data(bytes.data() + d->payload_offset, d->payload_bytes, counts, block_bytes_);
+        if (!here) {
             ++counters_.malformed;
             return;
         }
-        std::size_t at = d->payload_offset + flags;
+        std::size_t at = d->payload_offset + detail::data_flags_bytes(parts.size());
         std::vector<wanted> again;
         for (std::size_t i = 0; i < parts.size(); ++i) {
             wanted& w = parts[i];
-            if (!bytes[d->payload_offset + i]) {  // not there (a new holder not reached by its repair yet)
+            if (!(*here)[i]) {  // not there (a new holder not reached by its repair yet)
                 w.tried[static_cast<std::size_t>(source)] = 1;
                 again.push_back(std::move(w));
                 continue;

@@ -1,13 +1,15 @@
 #pragma once
 // The store's messages between ranks: a fixed head, a list of id ranges, then
-// block bytes. Every field is checked on arrival; a message that does not
-// parse is counted and dropped.
+// block bytes. Every field is checked on arrival (wire.cpp, fuzzed by
+// tests/fuzz); a message that does not parse is counted and dropped.
 
+#include <rampart/comm/detail/wire_result.hpp>
 #include <rampart/store/store.hpp>
 
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace rampart::store::detail {
@@ -50,18 +52,21 @@ struct decoded {
     std::size_t payload_bytes = 0;
 };
 
-inline std::optional<decoded> decode(const std::vector<char>& bytes, std::size_t offset) {
-    decoded d;
-    if (bytes.size() < offset || bytes.size() - offset < sizeof(head)) return std::nullopt;
-    std::memcpy(&d.h, bytes.data() + offset, sizeof(head));
-    if (d.h.magic != head::magic_value || d.h.what < kind::put || d.h.what > kind::ready) return std::nullopt;
-    const std::size_t left = bytes.size() - offset - sizeof(head);
-    if (d.h.ranges > left / sizeof(id_range)) return std::nullopt;
-    d.ranges.resize(d.h.ranges);
-    if (d.h.ranges) std::memcpy(d.ranges.data(), bytes.data() + offset + sizeof(head), d.h.ranges * sizeof(id_range));
-    d.payload_offset = offset + sizeof(head) + d.h.ranges * sizeof(id_range);
-    d.payload_bytes = bytes.size() - d.payload_offset;
-    return d;
-}
+/// The message at `offset` of `size` bytes at `data` (after the engine's
+/// service prefix), checked for its kind: its ranges end below 2^64; a put's
+/// payload is the blocks of its ranges, of `block_bytes` each; a get and a
+/// done carry no payload; an ack, a ready and a data message no ranges (a
+/// data message's payload is checked by decode_data, which knows the get).
+comm::detail::wire_result<decoded> decode(const char* data, std::size_t size, std::size_t offset,
+                                          std::size_t block_bytes);
+
+/// The payload of a data message that answers a get of parts of `counts`
+/// blocks: a byte per part (1: here, 0: not), zeros up to a multiple of 8,
+/// then the blocks of the parts that are here, in order. Which parts are.
+comm::detail::wire_result<std::vector<char>> decode_data(const char* payload, std::size_t bytes,
+                                                         const std::vector<std::uint64_t>& counts,
+                                                         std::size_t block_bytes);
+/// The bytes of decode_data's flags, before the blocks.
+inline std::size_t data_flags_bytes(std::size_t parts) { return (parts + 7) / 8 * 8; }
 
 }  // namespace rampart::store::detail
