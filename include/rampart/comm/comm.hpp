@@ -91,11 +91,7 @@ public:
                 std::memcpy(static_cast<void*>(&v), raw_, sizeof(T));
                 p_.set_value(std::move(v));
             } else {
-                std::istringstream is(std::move(bytes_), std::ios::binary);
-                cereal::BinaryInputArchive ar(is);
-                T v{};
-                ar(v);
-                p_.set_value(std::move(v));
+                p_.set_value(decode_cereal<T>(bytes_.data(), bytes_.size()));
             }
         } catch (const std::exception& x) {
             fail(std::make_exception_ptr(message_error(std::string("rampart: message could not be decoded: ") + x.what())));

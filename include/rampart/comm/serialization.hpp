@@ -5,6 +5,7 @@
 // the payload; the envelope names the type so that a receiver expecting
 // another type gets a message_error, never garbage.
 
+#include <rampart/comm/detail/bounded_archive.hpp>
 #include <rampart/comm/errors.hpp>
 
 #include <cereal/archives/binary.hpp>
@@ -119,5 +120,18 @@ public:
 };
 
 std::string describe_mismatch(const envelope& e, std::uint64_t expected_type, std::size_t received_bytes);
+
+/// A T from the cereal payload of a message: what BinaryOutputArchive wrote
+/// for it, every byte. Throws (cereal::Exception, message_error) on bytes
+/// that are not that.
+template <class T>
+T decode_cereal(const char* data, std::size_t bytes) {
+    bounded_input_archive ar(data, bytes);
+    T v{};
+    ar(v);
+    if (ar.left() != 0)
+        throw message_error(std::to_string(ar.left()) + " bytes left over after the value");
+    return v;
+}
 
 }  // namespace rampart::comm::detail
