@@ -143,7 +143,12 @@ bool engine::impl::failing_over() {
         if (bytes->size() < sizeof e) continue;
         std::memcpy(&e, bytes->data(), sizeof e);
         if (e.magic != envelope::magic_value || e.kind != control_kind) continue;
-        if (e.sequence != control_stopped && e.sequence != control_failed) continue;  // another fails too: it stops itself
+        if (e.sequence != control_stopped && e.sequence != control_failed) continue;
+        // Two programs failed at once: the lower rank's message is the one
+        // the job ends with; the higher stops as if only the lower had failed.
+        if (e.sequence == control_failed && e.source >= 0 && e.source < owner_.rank_ &&
+            logical_of_comm_rank(comm_source) == e.source)
+            stop_for(e.source, comm_source);
         const auto it = std::find(comm_rank_of_process_.begin(), comm_rank_of_process_.end(), comm_source);
         if (it != comm_rank_of_process_.end())
             std::erase(awaiting_stop_, static_cast<int>(it - comm_rank_of_process_.begin()));
