@@ -125,11 +125,9 @@ void engine::impl::begin_failing() {
     for (int p : members_->alive_processes())
         if (p != process_) {
             awaiting_stop_.push_back(p);
-            send_failed(p);
+            send_control(p, control_failed);
         }
 }
-
-void engine::impl::send_failed(int process) { send_control(process, control_failed); }
 
 // While failing, only control messages matter. Processes that stopped exit
 // without MPI_Finalize, which MPI may report as failures: acknowledged, so

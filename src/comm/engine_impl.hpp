@@ -250,7 +250,6 @@ private:
     void fail_ended(const std::pair<int, int>& key, channel& ch);
     bool final_agreement();
     void begin_failing();
-    void send_failed(int process);
     /// While failing: true once every other process stopped or the deadline passed.
     bool failing_over();
     void on_failed(int failed_rank, int comm_source);
