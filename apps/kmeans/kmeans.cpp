@@ -1,5 +1,6 @@
 #include "kmeans.hpp"
 
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/placement.hpp>
@@ -102,7 +103,7 @@ result run_local(const config& c) {
 // ---------------------------------------------------------------------------
 // The distributed run with shrinking recovery.
 //
-// Epochs. The ranks lost so far (acknowledged with comm::acknowledge_losses)
+// Epochs. The ranks lost so far (acknowledged with recovery::acknowledge_losses)
 // define an epoch, numbered by their count; every message carries its epoch
 // in its tag, so that a message of an epoch its receiver has left never
 // matches a receive of a later one. The set of lost ranks grows the same way
@@ -265,7 +266,7 @@ void shrinking_run::submit() {
 }
 
 void shrinking_run::iterate() {
-    comm::report_iteration(it_);
+    recovery::report_iteration(it_);
     const std::size_t words = record_words(c_);
     const std::vector<int> peers = others();
     // Receives first, so that the peers' pieces find them waiting.
@@ -413,12 +414,9 @@ bool shrinking_run::recover(std::string why) {
 // The runtime fails every waiting receive as soon as it has found a lost
 // rank, a moment before it publishes the new set of lost ranks.
 void shrinking_run::await_losses(const std::string& why) {
-    const auto deadline = steady::now() + loss_wait;
-    while (comm::lost_ranks().size() <= lost_.size()) {
-        if (steady::now() > deadline) throw comm::comm_error("kmeans: " + why + " (and no rank was lost)");
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    lost_ = comm::acknowledge_losses();
+    if (recovery::wait_for_losses(loss_wait).size() <= lost_.size())
+        throw comm::comm_error("kmeans: " + why + " (and no rank was lost)");
+    lost_ = recovery::acknowledge_losses();
 }
 
 // When every copy of some of the lost ranks' points is gone the run cannot go

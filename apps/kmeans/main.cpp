@@ -6,6 +6,7 @@
 #include "../common/cli.hpp"
 #include "kmeans.hpp"
 
+#include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
 #include <algorithm>
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
         c.verify = opt.flag("verify");
         opt.finish();
         km::validate(c);  // before MPI starts: bad input fails at once, on every rank alike
-        c.distributed = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+        c.distributed = rampart::comm::distributed();
 
         rampart::runtime rt(threads);
         const km::result r = rt.run([&] { return km::run(c); });

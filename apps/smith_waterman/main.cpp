@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
         const bool json = opt.flag("json");
         const bool verify = opt.flag("verify");
         opt.finish();
-        c.distributed = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+        c.distributed = rampart::comm::distributed();
 
         rampart::runtime rt(threads);
         auto r = rt.run([&] { return sw::run(c); });

@@ -1,5 +1,6 @@
 #include "smith_waterman.hpp"
 
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
@@ -225,7 +226,7 @@ result run(const config& c) {
             const bool reports = c.distributed && k == 0;
             auto body = [&a, &b, &inject, faults, key, r0, r1, c0, c1, sends, reports, me, ti,
                          kind = c.kind](const auto& top, const auto& left) {
-                if (reports) comm::report_iteration(ti);
+                if (reports) recovery::report_iteration(ti);
                 if (faults && kind == variant::replay) inject.maybe_throw(key);
                 tile_edges t = score_tile(a, b, r0, r1, c0, c1, top.get().bottom, left.get().right);
                 if (faults && kind != variant::replay) inject.maybe_flip_bit(t.bottom, key);  // silent corruption

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
         opt.finish();
 
         // Under mpiexec the domain is spread over the ranks.
-        c.distributed = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+        c.distributed = rampart::comm::distributed();
 
         rampart::runtime rt(threads);
         auto r = rt.run([&] { return rampart::stencil::run(c); });

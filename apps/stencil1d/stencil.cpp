@@ -1,5 +1,6 @@
 #include "stencil.hpp"
 
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/store/checkpoint.hpp>
 #include <rampart/rampart.hpp>
@@ -226,7 +227,7 @@ result run(const config& c) {
     const double courant = c.courant;
     const counters before = read_counters();
     const double cpu0 = process_cpu_seconds();
-    const double comm_cpu0 = remote ? comm::detail::engine::get().counters().cpu_seconds : 0.0;
+    const double comm_cpu0 = remote ? comm::counters().cpu_seconds : 0.0;
     const auto t0 = std::chrono::steady_clock::now();
 
     for (std::size_t it = start; it < c.iterations; ++it) {
@@ -245,7 +246,7 @@ result run(const config& c) {
             const bool to_right = remote && feeds_next && k + 1 == local;
             const bool reports = c.distributed && k == 0;  // the rank's progress, for reports and --kill R@iterN
             auto send_edges = [=](const partition& p) {
-                if (reports) comm::report_iteration(it);
+                if (reports) recovery::report_iteration(it);
                 if (to_left) comm::isend(left_rank, tag_head_to_left, slice(p, 0, steps).values);
                 if (to_right) comm::isend(right_rank, tag_tail_to_right, slice(p, p.values.size() - steps, steps).values);
             };
@@ -304,7 +305,7 @@ result run(const config& c) {
     result res;
     res.seconds = std::chrono::duration<double>(t1 - t0).count();
     res.cpu_seconds = process_cpu_seconds() - cpu0;
-    if (remote) res.comm_cpu_seconds = comm::detail::engine::get().counters().cpu_seconds - comm_cpu0;
+    if (remote) res.comm_cpu_seconds = comm::counters().cpu_seconds - comm_cpu0;
     res.faults_injected = inject.injected();
     res.stats = read_counters() - before;
     if (!remote) {

@@ -121,7 +121,7 @@ double thread_cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-double engine_cpu_seconds() { return rampart::comm::detail::engine::get().counters().cpu_seconds; }
+double engine_cpu_seconds() { return rampart::comm::counters().cpu_seconds; }
 
 std::uint64_t peak_rss_bytes() {
     rusage u{};

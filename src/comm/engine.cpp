@@ -3,6 +3,7 @@
 
 #include "engine_impl.hpp"
 
+#include <rampart/comm/comm.hpp>
 #include <rampart/resilience/errors.hpp>
 #include <rampart/task/detail/scheduler.hpp>
 #include <rampart/task/counters.hpp>
@@ -259,6 +260,7 @@ bool engine::impl::progress_services() {
 
 void engine::impl::notify_services(const std::vector<int>& replaced, const std::vector<int>& lost) {
     std::lock_guard lock(services_mutex_);
+    if (lost_shared_ != lost_) losses_cv_.notify_all();
     lost_shared_ = lost_;
     for (auto& [n, s] : services_) {
         auto it = service_states_.find(n);
@@ -799,7 +801,7 @@ namespace {
 // Under mpiexec the runtime starts MPI at once, so that a spare rank waits
 // before the program does anything.
 void start_under_mpiexec() {
-    if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK")) engine::get();
+    if (distributed()) engine::get();
 }
 [[maybe_unused]] const bool start_hook_set = (rampart::detail::set_runtime_start_hook(&start_under_mpiexec), true);
 
@@ -899,7 +901,7 @@ void engine::post_raw(int dest, int tag, std::uint64_t sequence, outgoing_payloa
 
 engine_counters engine::counters() const { return impl_->counters(); }
 
-engine::channel_state engine::snapshot_channels() {
+channel_state engine::snapshot_channels() {
     return impl_->run_on_engine([this] { return impl_->snapshot(); });
 }
 
@@ -991,6 +993,12 @@ std::vector<std::vector<char>> engine::recovery_states(int number) const {
 }
 
 std::uint64_t engine::recoveries() const { return impl_->recoveries_ended_.load(); }
+
+std::vector<int> engine::wait_for_losses(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(impl_->services_mutex_);
+    impl_->losses_cv_.wait_for(lock, timeout, [&] { return impl_->lost_shared_.size() > impl_->acknowledged_.load(); });
+    return impl_->lost_shared_;
+}
 
 std::vector<int> engine::acknowledge_losses() {
     std::lock_guard lock(impl_->services_mutex_);

@@ -342,6 +342,7 @@ private:
     std::atomic<bool> has_services_{false};
     std::atomic<int> service_busy_{0};
     std::vector<int> lost_shared_;  // a copy of lost_ for other threads, under services_mutex_
+    std::condition_variable losses_cv_;  // lost_shared_ grew (with services_mutex_)
     // How many of lost_shared_ the program has acknowledged: receives from
     // the living work again once every loss is acknowledged.
     std::atomic<std::size_t> acknowledged_{0};

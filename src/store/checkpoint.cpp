@@ -4,7 +4,8 @@
 // of its message channels at the save, which a replacement gives back to the
 // engine so that numbering and duplicates continue from that moment.
 
-#include <rampart/comm/detail/engine.hpp>
+#include <rampart/comm/comm.hpp>
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/store/checkpoint.hpp>
 
 #include <cstring>
@@ -43,7 +44,6 @@ checkpoints::~checkpoints() {
 }
 
 bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) {
-    auto& e = comm::detail::engine::get();
     if (store_->done_without_me(iteration)) {
         ++counters_.skipped;
         return false;
@@ -56,14 +56,14 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
                   std::to_string(room) + " bytes";
     } else {
         try {
-            channels = e.snapshot_channels().to_bytes();
+            channels = recovery::snapshot_channels().to_bytes();
             if (channels.size() > channel_room)
                 problem = "the counts of " + std::to_string(channels.size()) + " bytes do not fit their room";
         } catch (const rampart::invalid_argument& x) {
             problem = x.what();
         }
     }
-    const auto me = static_cast<std::uint64_t>(e.rank()), p = static_cast<std::uint64_t>(e.size());
+    const auto me = static_cast<std::uint64_t>(comm::rank()), p = static_cast<std::uint64_t>(comm::size());
     std::vector<std::byte> slot;
     if (problem.empty()) {
         slot.assign(slot_blocks_ * block, std::byte{0});
@@ -84,9 +84,9 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
     }
     if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
     if (!previous_.empty()) {
-        const std::uint64_t before = e.counters().send_log_trimmed;
-        e.trim_send_log(comm::detail::channel_state::from_bytes(previous_));
-        counters_.log_trimmed += e.counters().send_log_trimmed - before;
+        const std::uint64_t before = comm::counters().send_log_trimmed;
+        recovery::trim_send_log(recovery::channel_state::from_bytes(previous_));
+        counters_.log_trimmed += comm::counters().send_log_trimmed - before;
     }
     previous_ = std::move(channels);
     ++counters_.saved;
@@ -94,9 +94,8 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
 }
 
 std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes() {
-    auto& e = comm::detail::engine::get();
-    if (e.incarnation() == 0 || store_->version() == 0) return std::nullopt;
-    const auto me = static_cast<std::uint64_t>(e.rank()), p = static_cast<std::uint64_t>(e.size());
+    if (recovery::incarnation() == 0 || store_->version() == 0) return std::nullopt;
+    const auto me = static_cast<std::uint64_t>(comm::rank()), p = static_cast<std::uint64_t>(comm::size());
     if (store_->blocks() != p * slot_blocks_)
         throw rampart::invalid_argument("rampart::store::checkpoints::restore: the checkpoint has " +
                                         std::to_string(store_->blocks()) + " blocks, not " +
@@ -110,7 +109,7 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes(
         throw store_error("rampart::store::checkpoints::restore: the record of rank " + std::to_string(me) +
                           " is malformed");
     const char* at = bytes.data() + sizeof h;
-    e.restore_channels(comm::detail::channel_state::from_bytes(at + h.state_bytes, h.channel_bytes));
+    recovery::restore_channels(recovery::channel_state::from_bytes(at + h.state_bytes, h.channel_bytes));
     previous_.assign(at + h.state_bytes, at + h.state_bytes + h.channel_bytes);
     ++counters_.restored;
     return std::pair{h.iteration, std::string(at, h.state_bytes)};

@@ -9,8 +9,7 @@
 
 namespace rampart::store {
 
-using comm::detail::engine;
-using comm::detail::segment;
+using comm::segment;
 using detail::head;
 using detail::kind;
 using detail::max_message_bytes;
@@ -45,9 +44,9 @@ std::optional<detail::recovery_facts> detail::read_facts(const std::vector<char>
     return f;
 }
 
-store::impl::impl(std::size_t block_bytes, options o) : eng_(engine::get()), block_bytes_(block_bytes), opts_(o) {
-    me_ = eng_.rank();
-    p_ = eng_.size();
+store::impl::impl(std::size_t block_bytes, options o) : block_bytes_(block_bytes), opts_(o) {
+    me_ = comm::rank();
+    p_ = comm::size();
     r_ = o.replicas == 0 ? std::min(4, p_) : o.replicas;
     if (block_bytes == 0) throw rampart::invalid_argument("rampart::store: a block size of 0 bytes");
     if (r_ < 1 || r_ > p_)
@@ -63,19 +62,19 @@ store::impl::impl(std::size_t block_bytes, options o) : eng_(engine::get()), blo
     lost_.assign(static_cast<std::size_t>(p_), 0);
     holds_from_.assign(static_cast<std::size_t>(p_), 0);
     absent_until_.assign(static_cast<std::size_t>(p_), 0);
-    for (int l : eng_.lost_ranks()) lost_[static_cast<std::size_t>(l)] = 1;
+    for (int l : recovery::lost_ranks()) lost_[static_cast<std::size_t>(l)] = 1;
 }
 
 // --- sending -------------------------------------------------------------
 
-void store::impl::send(std::uint64_t id) {
+void store::impl::send_request(std::uint64_t id) {
     auto it = outstanding_.find(id);
     request& rq = it != outstanding_.end() ? it->second : repairs_.at(id);
     std::weak_ptr<impl> self = weak_from_this();
-    const std::uint64_t epoch = eng_.recoveries();  // one for the receive and its get
+    const std::uint64_t now = epoch();  // one for the receive and its get
     if (rq.what == kind::get) {
         // The blocks come straight into the output, before the get leaves.
-        std::vector<comm::detail::receive_segment> into;
+        std::vector<comm::receive_segment> into;
         std::size_t bytes = 0;
         for (const wanted& w : rq.parts) {
             char* at = out_ + w.out;
@@ -86,16 +85,14 @@ void store::impl::send(std::uint64_t id) {
                 into.push_back({at, n});
             bytes += n;
         }
-        eng_.service_receive(
-            number(), rq.dest, id, std::move(into),
+        expect_reply(rq.dest, id, std::move(into),
             [self, id, bytes](bool ok, std::size_t got) {
                 if (auto s = self.lock()) s->on_reply(id, bytes, ok, got);
             },
-            epoch);
+            now);
         ++in_flight_;  // after the push, which throws once the runtime is down (m_ holds back the callback)
     }
-    eng_.service_send(
-        number(), rq.dest, rq.head, rq.data,
+    send(rq.dest, rq.head, rq.data,
         [self](bool) {
             if (auto s = self.lock()) {
                 std::lock_guard l(s->m_);
@@ -103,7 +100,7 @@ void store::impl::send(std::uint64_t id) {
                 s->cv_.notify_all();
             }
         },
-        epoch);
+        now);
     ++in_flight_;
 }
 
@@ -131,10 +128,10 @@ void store::impl::send_puts(std::map<int, std::vector<put_draft>>& puts, std::ui
             hd.op = op;
             hd.version = version;
             hd.total = total;
-            hd.request = eng_.new_reply_number();
+            hd.request = new_reply_number();
             d.rq.head = detail::encode(hd, d.ids);
             into[hd.request] = std::move(d.rq);
-            send(hd.request);
+            send_request(hd.request);
         }
 }
 
@@ -256,7 +253,7 @@ void store::impl::route(std::vector<wanted> parts) {
                             rq.bytes + part_bytes > max_message_bytes;
                 }
                 if (fresh) {
-                    it->second = eng_.new_reply_number();
+                    it->second = new_reply_number();
                     request& rq = outstanding_[it->second];
                     rq.dest = h;
                     rq.what = kind::get;
@@ -277,7 +274,7 @@ void store::impl::route(std::vector<wanted> parts) {
         std::vector<id_range> ranges;
         for (auto& w : rq.parts) ranges.push_back(w.ids);
         rq.head = detail::encode(hd, ranges);
-        send(id);
+        send_request(id);
     }
 }
 
@@ -333,10 +330,10 @@ std::vector<char> store::impl::fetch(std::span<const id_range> ranges) {
     op_version_ = committed_;
     lost_ids_.clear();
     std::vector<char> out(bytes_of(ranges));
-    eng_.service_busy(1);
+    busy(1);
     start_loading(ranges, out.data());
     cv_.wait(l, [&] { return outstanding_.empty() && in_flight_ == 0; });
-    eng_.service_busy(-1);
+    busy(-1);
     out_ = nullptr;
     throw_if_lost("rampart::store: fetch");
     return out;
@@ -368,7 +365,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         a.what = kind::ack;
         a.op = h.op;
         a.request = h.request;
-        eng_.service_send(number(), source, detail::encode(a), {}, [](bool) {}, eng_.recoveries());
+        send(source, detail::encode(a), {}, [](bool) {}, epoch());
         break;
     }
     case kind::get: {
@@ -379,7 +376,7 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         auto keep = std::make_shared<std::vector<std::shared_ptr<const std::vector<char>>>>();
         if (auto all = find(h.version, d->ranges, *keep)) {
             counters_.blocks_served += blocks;
-            eng_.service_reply(source, h.request, std::move(*all), [keep](bool) {}, eng_.recoveries());
+            reply(source, h.request, std::move(*all), [keep](bool) {}, epoch());
             break;
         }
         const std::size_t flags = (d->ranges.size() + 7) / 8 * 8;
@@ -397,9 +394,9 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         a.what = kind::data;
         a.op = h.op;
         a.request = h.request;
-        const std::uint64_t epoch = eng_.recoveries();  // one for the two messages
-        eng_.service_send(number(), source, detail::encode(a), std::move(segs), [data](bool) {}, epoch);
-        eng_.service_reply(source, h.request, {}, [](bool) {}, epoch);
+        const std::uint64_t now = epoch();  // one for the two messages
+        send(source, detail::encode(a), std::move(segs), [data](bool) {}, now);
+        reply(source, h.request, {}, [](bool) {}, now);
         break;
     }
     case kind::ack: {
@@ -538,7 +535,7 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
             it = requests->erase(it);  // a put to a dead or new process: that copy is missing until a repair
         }
     }
-    for (std::uint64_t id : resend) send(id);
+    for (std::uint64_t id : resend) send_request(id);
     if (!again.empty()) route(std::move(again));
     resend_words();
     // Restore the replication level of the newest version (paper IV-E): the
@@ -574,8 +571,8 @@ std::vector<char> store::impl::recovery_state() {
 // recovery, by an operation this rank did not take part in, is newer than
 // the one it knows; checkpoints keep their logs two deep for that.)
 void store::impl::join() {
-    if (eng_.incarnation() == 0) return;
-    const auto states = eng_.recovery_states(number());
+    if (recovery::incarnation() == 0) return;
+    const auto states = last_recovery_states();
     std::lock_guard l(m_);
     std::optional<detail::recovery_facts> newest;
     for (std::size_t q = 0; q < states.size(); ++q) {

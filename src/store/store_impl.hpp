@@ -2,7 +2,9 @@
 // The store's state on one rank, shared by store.cpp (sending, loads, the
 // engine thread, recoveries) and submit_protocol.cpp (how a submit commits).
 
-#include <rampart/comm/detail/engine.hpp>
+#include <rampart/comm/comm.hpp>
+#include <rampart/comm/service.hpp>
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/store/store.hpp>
 
 #include "submit_protocol.hpp"
@@ -38,11 +40,11 @@ struct recovery_facts {
 std::optional<recovery_facts> read_facts(const std::vector<char>& state);
 }  // namespace detail
 
-class store::impl final : public comm::detail::service, public std::enable_shared_from_this<impl> {
+class store::impl final : public comm::service, public std::enable_shared_from_this<impl> {
 public:
     impl(std::size_t block_bytes, options o);
 
-    void start() { eng_.add_service(this); }
+    void start() { attach(); }
     // The store object is gone, but this rank's last messages may still be
     // lost in a recovery that comes later, while other ranks wait for them:
     // the data goes, and what is left keeps answering until the process ends
@@ -92,14 +94,13 @@ public:
         return c;
     }
 
-    comm::detail::engine& eng_;
     std::size_t block_bytes_;
     options opts_;
     int me_ = 0, p_ = 1, r_ = 1;
     std::uint64_t range_blocks_ = 0;
 
 private:
-    using segment = comm::detail::segment;
+    using segment = comm::segment;
     using head = detail::head;
     using kind = detail::kind;
     struct piece {
@@ -156,7 +157,7 @@ private:
         }
         return t;
     }
-    void send(std::uint64_t id);
+    void send_request(std::uint64_t id);
     // Puts being built, per destination: a new one whenever the last would
     // pass max_message_bytes.
     struct put_draft {

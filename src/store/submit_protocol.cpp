@@ -229,7 +229,7 @@ void store::impl::begin_op(std::uint64_t version) {
     in_op_ = true;
     sent_ = {op_, {}, {}};
     lost_ids_.clear();
-    eng_.service_busy(1);
+    busy(1);
 }
 
 void store::impl::end_op() {
@@ -245,7 +245,7 @@ void store::impl::end_op() {
     sent_before_ = std::move(sent_);
     sent_ = {};
     in_op_ = false;
-    eng_.service_busy(-1);
+    busy(-1);
 }
 
 // To every rank that takes part in `op` (or to `only_to` alone).
@@ -253,8 +253,7 @@ void store::impl::send_word(std::uint64_t op, const std::vector<char>& bytes, in
     std::weak_ptr<impl> self = weak_from_this();
     for (int q = 0; q < p_; ++q) {
         if (q == me_ || dead_in(op, q) || (only_to >= 0 && q != only_to)) continue;
-        eng_.service_send(
-            number(), q, bytes, {},
+        send(q, bytes, {},
             [self](bool) {
                 if (auto s = self.lock()) {
                     std::lock_guard l(s->m_);
@@ -262,7 +261,7 @@ void store::impl::send_word(std::uint64_t op, const std::vector<char>& bytes, in
                     s->cv_.notify_all();
                 }
             },
-            eng_.recoveries());
+            epoch());
         ++in_flight_;
     }
 }

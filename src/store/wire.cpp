@@ -11,7 +11,7 @@ namespace rampart::store::detail {
 
 namespace {
 
-using comm::detail::wire_result;
+using comm::wire_result;
 constexpr std::uint64_t max_u64 = std::numeric_limits<std::uint64_t>::max();
 
 const char* kind_name(kind k) {

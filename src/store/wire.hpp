@@ -3,7 +3,7 @@
 // block bytes. Every field is checked on arrival (wire.cpp, fuzzed by
 // tests/fuzz); a message that does not parse is counted and dropped.
 
-#include <rampart/comm/detail/wire_result.hpp>
+#include <rampart/comm/wire_result.hpp>
 #include <rampart/store/store.hpp>
 
 #include <cstdint>
@@ -57,13 +57,13 @@ struct decoded {
 /// payload is the blocks of its ranges, of `block_bytes` each; a get and a
 /// done carry no payload; an ack, a ready and a data message no ranges (a
 /// data message's payload is checked by decode_data, which knows the get).
-comm::detail::wire_result<decoded> decode(const char* data, std::size_t size, std::size_t offset,
+comm::wire_result<decoded> decode(const char* data, std::size_t size, std::size_t offset,
                                           std::size_t block_bytes);
 
 /// The payload of a data message that answers a get of parts of `counts`
 /// blocks: a byte per part (1: here, 0: not), zeros up to a multiple of 8,
 /// then the blocks of the parts that are here, in order. Which parts are.
-comm::detail::wire_result<std::vector<char>> decode_data(const char* payload, std::size_t bytes,
+comm::wire_result<std::vector<char>> decode_data(const char* payload, std::size_t bytes,
                                                          const std::vector<std::uint64_t>& counts,
                                                          std::size_t block_bytes);
 /// The bytes of decode_data's flags, before the blocks.

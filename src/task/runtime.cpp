@@ -1,5 +1,6 @@
 #include <rampart/task/config.hpp>
 #include <rampart/task/runtime.hpp>
+#include <rampart/task/errors.hpp>
 
 #include <atomic>
 #include <exception>
@@ -20,7 +21,7 @@ void detail::task_failed_for_good(const std::exception_ptr& cause) {
 }
 
 runtime::runtime(int threads) : uncaught_(std::uncaught_exceptions()) {
-    if (threads < 0) throw std::invalid_argument("rampart: runtime thread count must not be negative");
+    if (threads < 0) throw rampart::invalid_argument("rampart: runtime thread count must not be negative");
     // Read always, so that a misspelt RAMPART_* variable is reported.
     environment_config env = read_environment_config();
     if (threads == 0) threads = env.threads.value_or(0);

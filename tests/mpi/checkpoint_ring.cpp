@@ -14,6 +14,7 @@
 //   receives must fail with a clear error (it then aborts, and the job fails).
 // Prints per rank: "rank R checksum H", and "rank R send log peak B bound M";
 // a replacement also "rank R resumed at iteration I".
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
@@ -29,8 +30,7 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using rampart::comm::detail::channel_state;
-using rampart::comm::detail::engine;
+using rampart::recovery::channel_state;
 
 namespace {
 
@@ -97,20 +97,19 @@ int main(int argc, char** argv) {
     const bool forget = argc > 5 && std::string(argv[5]) == "--forget";
 
     rampart::runtime rt;
-    auto& e = engine::get();
     const int me = rampart::comm::rank(), n = rampart::comm::size();
     const int right = (me + 1) % n, left = (me + n - 1) % n;
 
     std::vector<double> x(doubles);
     for (std::size_t i = 0; i < doubles; ++i) x[i] = std::sin(0.001 * static_cast<double>(i) + me);
     std::uint64_t start = 0;
-    if (e.incarnation() > 0 && every > 0 && !forget) {
+    if (rampart::recovery::incarnation() > 0 && every > 0 && !forget) {
         // The newest checkpoint that every rank has written.
         for (std::uint64_t c = iterations / every * every; c > 0; c -= every) {
             std::vector<char> bytes;
             std::vector<double> saved(doubles);
             if (!committed(dir, c, n) || !read_checkpoint(dir, c, me, saved, bytes)) continue;
-            e.restore_channels(channel_state::from_bytes(bytes));
+            rampart::recovery::restore_channels(channel_state::from_bytes(bytes));
             x = std::move(saved);
             start = c;
             std::printf("rank %d resumed at iteration %llu\n", me, static_cast<unsigned long long>(c));
@@ -125,7 +124,7 @@ int main(int argc, char** argv) {
     std::uint64_t peak = 0;
     try {
         for (std::uint64_t it = start; it < iterations; ++it) {
-            rampart::comm::report_iteration(it);
+            rampart::recovery::report_iteration(it);
             auto to_right = rampart::comm::isend(right, tag_right, x);
             auto to_left = rampart::comm::isend(left, tag_left, x);
             auto from_left = rampart::comm::irecv<std::vector<double>>(left, tag_right);
@@ -134,10 +133,10 @@ int main(int argc, char** argv) {
             to_right.get();
             to_left.get();
             for (std::size_t i = 0; i < doubles; ++i) x[i] = 0.5 * x[i] + 0.25 * (l[i] + r[i]) + 1e-3 * std::cos(x[i]);
-            peak = std::max(peak, e.counters().send_log_bytes);
+            peak = std::max(peak, rampart::comm::counters().send_log_bytes);
 
             if (every > 0 && (it + 1) % every == 0 && it + 1 < iterations) {
-                const channel_state channels = e.snapshot_channels();  // nothing is pending here
+                const channel_state channels = rampart::recovery::snapshot_channels();  // nothing is pending here
                 write_checkpoint(dir, it + 1, me, x, channels.to_bytes());
                 const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
                 while (!committed(dir, it + 1, n)) {
@@ -149,11 +148,11 @@ int main(int argc, char** argv) {
                     }
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 }
-                e.trim_send_log(channels);
+                rampart::recovery::trim_send_log(channels);
             }
         }
     } catch (const rampart::comm::comm_error& x) {
-        std::printf("rank %d (incarnation %d) failed: %s\n", me, e.incarnation(), x.what());
+        std::printf("rank %d (incarnation %d) failed: %s\n", me, rampart::recovery::incarnation(), x.what());
         std::fflush(stdout);
         // A crash, so that the others notice (an exit would leave its
         // neighbours waiting; and a rank that returns leaves its unreceived

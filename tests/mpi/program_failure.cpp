@@ -10,6 +10,7 @@
 //   exhausted   a resilient task fails in every attempt
 //   return      rank 1's program returns normally without sending: the
 //               receive on rank 0 fails with a comm_error naming source and tag
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
@@ -50,7 +51,7 @@ void fail_on_rank_1(const std::string& how) {
 int run(const std::string& how) {
     rampart::runtime rt(1);
     const int me = comm::rank();
-    comm::report_iteration(1);
+    rampart::recovery::report_iteration(1);
     if (me == 1) {
         fail_on_rank_1(how);
         return 0;  // "return": ends without sending

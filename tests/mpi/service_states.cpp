@@ -5,7 +5,9 @@
 // replacement, creating its service after the recovery, must find the same
 // states through engine::recovery_states. Prints "states agree" on success.
 // Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter5 mpiexec -n 4 ...
-#include <rampart/comm/detail/engine.hpp>
+#include <rampart/comm/comm.hpp>
+#include <rampart/comm/service.hpp>
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/rampart.hpp>
 
 #include <chrono>
@@ -15,7 +17,6 @@
 #include <thread>
 #include <vector>
 
-namespace cd = rampart::comm::detail;
 
 namespace {
 
@@ -23,8 +24,11 @@ std::string state_of(int rank, int incarnation) {
     return "rank " + std::to_string(rank) + " incarnation " + std::to_string(incarnation);
 }
 
-class probe final : public cd::service {
+class probe final : public rampart::comm::service {
 public:
+    probe() { attach(); }
+    ~probe() override { detach(); }
+    std::vector<std::vector<char>> states_at_start() const { return last_recovery_states(); }
     void on_message(int, std::vector<char>&&, std::size_t) override {}
     void on_recovery(const std::vector<int>&, const std::vector<int>&,
                      const std::vector<std::vector<char>>& states) override {
@@ -33,8 +37,7 @@ public:
         ++recoveries_;
     }
     std::vector<char> recovery_state() override {
-        auto& e = cd::engine::get();
-        const std::string s = state_of(e.rank(), e.incarnation());
+        const std::string s = state_of(rampart::comm::rank(), rampart::recovery::incarnation());
         return {s.begin(), s.end()};
     }
     int recoveries() {
@@ -68,24 +71,25 @@ std::string check(const std::vector<std::vector<char>>& states, int size) {
 
 int main() {
     rampart::runtime rt(1);
-    auto& e = cd::engine::get();
-    probe p;
-    const int number = e.add_service(&p);
+    const int me = rampart::comm::rank(), size = rampart::comm::size();
+    const int incarnation = rampart::recovery::incarnation();
     std::string problem;
-    if (e.incarnation() > 0) {
-        problem = check(e.recovery_states(number), e.size());
+    {
+    probe p;
+    if (incarnation > 0) {
+        problem = check(p.states_at_start(), size);
     } else {
-        for (std::uint64_t it = 0; it < 10; ++it) e.report_iteration(it);  // rank 1 dies at 5
+        for (std::uint64_t it = 0; it < 10; ++it) rampart::recovery::report_iteration(it);  // rank 1 dies at 5
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         while (p.recoveries() == 0 && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        problem = p.recoveries() == 0 ? "no recovery" : check(p.seen(), e.size());
+        problem = p.recoveries() == 0 ? "no recovery" : check(p.seen(), size);
     }
-    e.remove_service(number);
+    }
     if (!problem.empty()) {
-        std::printf("rank %d (incarnation %d): FAIL: %s\n", e.rank(), e.incarnation(), problem.c_str());
+        std::printf("rank %d (incarnation %d): FAIL: %s\n", me, incarnation, problem.c_str());
         return 1;
     }
-    std::printf("rank %d (incarnation %d): states agree\n", e.rank(), e.incarnation());
+    std::printf("rank %d (incarnation %d): states agree\n", me, incarnation);
     return 0;
 }

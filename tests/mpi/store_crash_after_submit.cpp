@@ -2,6 +2,7 @@
 // on the way to the others: every survivor must still decide the same way
 // on whether that version is complete, and load it (or the one before) back
 // byte for byte. Prints "rank R: version V"; the test compares the lines.
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/store.hpp>
@@ -30,7 +31,7 @@ int main() {
         std::printf("rank %d: %s\n", me, e.what());  // abandoned: version 1 stays
     }
     if (me == 1) std::raise(SIGKILL);
-    while (rampart::comm::lost_ranks().empty()) std::this_thread::yield();
+    rampart::recovery::wait_for_losses(std::chrono::seconds(60));
     const std::uint64_t v = s.version();
     auto got = s.load({{0, n}});
     const auto want = store_test::blocks(0, n, bb, v);

@@ -7,6 +7,7 @@
 // With a copy of every block left, each survivor checks the bytes and prints
 // "store survived"; when every copy of some blocks is gone it checks that
 // load names exactly those blocks and prints "store lost exactly".
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/store.hpp>
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
         // The load must come after the failures: a holder that is still
         // alive when asked answers, and its blocks are then not lost.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (!is_dead(me) && rampart::comm::lost_ranks().size() < dead.size() &&
+        while (!is_dead(me) && rampart::recovery::lost_ranks().size() < dead.size() &&
                std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }

@@ -6,6 +6,7 @@
 // rank 3 dies too. Without the repair those blocks would be lost; with it
 // the two survivors load every block back, byte for byte.
 // Usage: store_repair auto|explicit
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/store.hpp>
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     if (me == 1) std::raise(SIGKILL);
 
     // The store has seen the recovery once the runtime lists the dead rank.
-    while (rampart::comm::lost_ranks().empty()) std::this_thread::yield();
+    while (rampart::recovery::lost_ranks().empty()) std::this_thread::yield();
     std::uint64_t repaired = 0;
     if (explicit_call) repaired = s.restore_replication();
     // Collective: over on a rank only after every rank's store messages sent
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         std::raise(SIGKILL);
     }
-    while (rampart::comm::lost_ranks().size() < 2) std::this_thread::yield();
+    while (rampart::recovery::lost_ranks().size() < 2) std::this_thread::yield();
     auto got = s.load({{0, n}});
     const auto want = store_test::blocks(0, n, bb);
     if (got.size() != want.size() || std::memcmp(got.data(), want.data(), got.size()) != 0) {

@@ -15,6 +15,7 @@
 // it back. It prints "rank R: agreed on version V" (compared across the
 // survivors by same_lines.sh) and "rank R: PASS"; any check that fails
 // prints "FAIL" and exits 1.
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/detail/kill_hook.hpp>
@@ -81,11 +82,11 @@ int main(int argc, char** argv) {
 
     // The fault really happened: the runtime reports exactly the victims lost.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (rampart::comm::lost_ranks().size() < victims.size()) {
+    while (rampart::recovery::lost_ranks().size() < victims.size()) {
         if (std::chrono::steady_clock::now() > deadline) return fail(me, "the victims were not reported lost");
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (rampart::comm::lost_ranks() != victims) return fail(me, "other ranks than the victims were lost");
+    if (rampart::recovery::lost_ranks() != victims) return fail(me, "other ranks than the victims were lost");
 
     const std::uint64_t v = s.version();
     if (returned != 0 && v != returned) return fail(me, "its own submit returned a version that is not kept");

@@ -7,8 +7,8 @@
 // With "late" the survivors wait for the recovery before they submit, so
 // that the replacement takes part in their first try.
 // Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter1 mpiexec -n 5 ... [early|late]
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
-#include <rampart/comm/detail/engine.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/store.hpp>
 
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     rampart::runtime rt(1);
     const int me = rampart::comm::rank(), p = rampart::comm::size();
-    const int incarnation = rampart::comm::detail::engine::get().incarnation();
+    const int incarnation = rampart::recovery::incarnation();
     const std::size_t bb = 48;
     const std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p), first = per * static_cast<std::uint64_t>(me);
     rs::options o;
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
     if (incarnation == 0) {
         s.submit(first, store_test::blocks(first, per, bb, 1), n);
         s.load(std::span<const rs::id_range>{});
-        rampart::comm::report_iteration(1);  // rank 1 dies here
-        while (late && rampart::comm::detail::engine::get().recoveries() == 0) std::this_thread::yield();
+        rampart::recovery::report_iteration(1);  // rank 1 dies here
+        while (late && rampart::recovery::recoveries() == 0) std::this_thread::yield();
     }
     int tries = 0;
     for (;;) {

@@ -6,7 +6,8 @@
 // past the end of a receive posted into memory too small). Every rank asks the next rank and
 // answers the one before it.
 #include <rampart/comm/comm.hpp>
-#include <rampart/comm/detail/engine.hpp>
+#include <rampart/comm/counters.hpp>
+#include <rampart/comm/service.hpp>
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,6 @@
 #include <future>
 #include <vector>
 
-namespace cd = rampart::comm::detail;
 
 namespace {
 
@@ -29,55 +29,53 @@ struct question {
 
 char pattern(std::uint64_t i) { return static_cast<char>((i * 7 + 3) & 0xff); }
 
-// Answers every question with `bytes` bytes of pattern(), or with nothing.
-class responder final : public cd::service {
+struct outcome {
+    bool ok = false;
+    std::size_t bytes = 0;
+};
+
+// Answers every question with `bytes` bytes of pattern(), or with nothing;
+// asks the next rank its questions.
+class responder final : public rampart::comm::service {
 public:
+    responder() { attach(); }
+    ~responder() override { detach(); }
+
     void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override {
         question q;
         if (bytes.size() - offset != sizeof q) return;
         std::memcpy(&q, bytes.data() + offset, sizeof q);
         auto data = std::make_shared<std::vector<char>>(q.bytes);
         for (std::uint64_t i = 0; i < q.bytes; ++i) (*data)[i] = pattern(i);
-        std::vector<cd::segment> pieces;
+        std::vector<rampart::comm::segment> pieces;
         if (q.how == answer::one_piece) {
             pieces.push_back({data->data(), data->size()});
         } else if (q.how == answer::three_pieces) {
             const std::size_t third = data->size() / 3;
             pieces = {{data->data(), third}, {data->data() + third, 0}, {data->data() + third, data->size() - third}};
         }
-        auto& e = cd::engine::get();
-        e.service_reply(source, q.reply, std::move(pieces), [data](bool) {}, e.recoveries());
+        reply(source, q.reply, std::move(pieces), [data](bool) {}, epoch());
     }
     void on_recovery(const std::vector<int>&, const std::vector<int>&, const std::vector<std::vector<char>>&) override {}
+
+    // Asks the next rank for `bytes` bytes, received into `into`; waits for it.
+    outcome ask(std::vector<rampart::comm::receive_segment> into, answer how, std::uint64_t bytes) {
+        const int peer = (rampart::comm::rank() + 1) % rampart::comm::size();
+        auto done = std::make_shared<std::promise<outcome>>();
+        auto result = done->get_future();
+        const question q{new_reply_number(), how, bytes};
+        const auto now = epoch();
+        expect_reply(peer, q.reply, std::move(into), [done](bool ok, std::size_t got) { done->set_value({ok, got}); }, now);
+        std::vector<char> head(sizeof q);
+        std::memcpy(head.data(), &q, sizeof q);
+        send(peer, std::move(head), {}, [](bool) {}, now);
+        return result.get();
+    }
 };
 
-responder& the_responder() {
-    static responder r;
-    static const int number = cd::engine::get().add_service(&r);
-    (void)number;
-    return r;
-}
-
-struct outcome {
-    bool ok = false;
-    std::size_t bytes = 0;
-};
-
-// Asks the next rank for `bytes` bytes, received into `into`; waits for it.
-outcome ask(std::vector<cd::receive_segment> into, answer how, std::uint64_t bytes) {
-    auto& e = cd::engine::get();
-    const int peer = (e.rank() + 1) % e.size();
-    auto done = std::make_shared<std::promise<outcome>>();
-    auto result = done->get_future();
-    const question q{e.new_reply_number(), how, bytes};
-    const auto epoch = e.recoveries();
-    const int number = the_responder().number();
-    e.service_receive(
-        number, peer, q.reply, std::move(into), [done](bool ok, std::size_t got) { done->set_value({ok, got}); }, epoch);
-    std::vector<char> head(sizeof q);
-    std::memcpy(head.data(), &q, sizeof q);
-    e.service_send(number, peer, std::move(head), {}, [](bool) {}, epoch);
-    return result.get();
+outcome ask(std::vector<rampart::comm::receive_segment> into, answer how, std::uint64_t bytes) {
+    static responder r;  // lives until the process ends, as the engine may still call it
+    return r.ask(std::move(into), how, bytes);
 }
 
 void expect_pattern(const char* at, std::size_t bytes, std::size_t from) {
@@ -128,11 +126,11 @@ TEST(ServiceReplies, AShorterReplySaysHowMuchCame) {
 TEST(ServiceReplies, ATooLongReplyIsMalformedAndStaysInItsMemory) {
     // Guard bytes around the memory given: MPI must not write past it.
     std::vector<char> out(3 * 4096, 'g');
-    const auto before = cd::engine::get().counters().malformed;
+    const auto before = rampart::comm::counters().malformed;
     const outcome o = ask({{out.data() + 4096, 4096}}, answer::one_piece, 2 * 4096);
     EXPECT_TRUE(o.ok);
     EXPECT_EQ(o.bytes, 2u * 4096);
-    EXPECT_EQ(cd::engine::get().counters().malformed, before + 1);
+    EXPECT_EQ(rampart::comm::counters().malformed, before + 1);
     EXPECT_EQ(std::string(out.data(), 4096), std::string(4096, 'g'));
     EXPECT_EQ(std::string(out.data() + 8192, 4096), std::string(4096, 'g'));
     // The engine goes on: the next question is answered as usual.

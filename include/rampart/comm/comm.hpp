@@ -2,6 +2,7 @@
 // Messages between ranks as futures (rampart::comm). The runtime serialises
 // values; the user never sees a buffer or a size.
 
+#include <rampart/comm/counters.hpp>
 #include <rampart/comm/detail/engine.hpp>
 #include <rampart/comm/errors.hpp>
 #include <rampart/comm/serialization.hpp>
@@ -25,28 +26,12 @@ namespace rampart::comm {
 inline int rank() { return detail::engine::get().rank(); }
 inline int size() { return detail::engine::get().size(); }
 
-/// Tells the runtime which iteration the program is in: one call per
-/// iteration. It appears in the run's report, and fault injection can kill a
-/// rank at a given iteration (rampart-run --kill 1@iter40).
+/// True when this process was started by mpiexec (or rampart-run), so that
+/// the program runs distributed; false for a plain start, where a program
+/// may choose to run alone without MPI. Starts nothing.
 ///
-///     for (int it = 0; it < n; ++it) { rampart::comm::report_iteration(it); step(); }
-inline void report_iteration(std::uint64_t iteration) { detail::engine::get().report_iteration(iteration); }
-
-/// Logical ranks that died with no spare rank to replace them, sorted.
-inline std::vector<int> lost_ranks() { return detail::engine::get().lost_ranks(); }
-
-/// Shrinking recovery, the way of MPIX_Comm_failure_ack: when a rank is lost
-/// for good, every receive waiting at that moment fails with a comm_error,
-/// and so does every new receive until the program calls this function to
-/// say that it carries on without the lost ranks (for example by loading
-/// their data from a rampart::store). From then on receives from living
-/// ranks work; receives from and sends to lost ranks fail. Returns the lost
-/// ranks it acknowledges.
-///
-///     try { step(); } catch (const rampart::comm::comm_error&) {
-///         auto lost = rampart::comm::acknowledge_losses();   // take over their work
-///     }
-inline std::vector<int> acknowledge_losses() { return detail::engine::get().acknowledge_losses(); }
+///     if (rampart::comm::distributed()) run_across_ranks(); else run_here();
+bool distributed();
 
 namespace detail {
 

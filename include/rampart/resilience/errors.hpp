@@ -2,24 +2,13 @@
 // The exceptions of the resilience layer. Those that end a resilient task nest
 // the last failure, so std::rethrow_if_nested(e) reaches the cause.
 
+#include <rampart/task/errors.hpp>
+
 #include <cstddef>
 #include <exception>
-#include <stdexcept>
 #include <string>
 
 namespace rampart {
-
-/// Base of every rampart runtime error.
-class error : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-/// An argument that cannot work: a replay or replica count of 0, and so on.
-class invalid_argument : public std::invalid_argument {
-public:
-    using std::invalid_argument::invalid_argument;
-};
 
 /// A replayed task failed in every attempt; nests the last failure.
 class replay_exhausted : public error, public std::nested_exception {

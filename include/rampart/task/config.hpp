@@ -49,7 +49,7 @@ struct environment_config {
 std::vector<kill_order> parse_kill_orders(const std::string& text);
 
 /// Reads and checks the RAMPART_* variables of the process environment. An
-/// unknown RAMPART_* name or a malformed value is a std::invalid_argument that
+/// unknown RAMPART_* name or a malformed value is a rampart::invalid_argument that
 /// names the variable.
 environment_config read_environment_config();
 

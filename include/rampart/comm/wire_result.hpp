@@ -8,8 +8,15 @@
 #include <string>
 #include <utility>
 
-namespace rampart::comm::detail {
+namespace rampart::comm {
 
+/// A decoded T or the reason its bytes were refused.
+///
+///     wire_result<header> decode(const char* data, std::size_t size) {
+///         if (size < sizeof(header)) return wire_result<header>::refused("truncated");
+///         header h; std::memcpy(&h, data, sizeof h); return h;
+///     }
+///     if (auto h = decode(p, n)) use(*h); else drop(h.why());
 template <class T>
 class wire_result {
 public:
@@ -34,4 +41,4 @@ private:
     std::string why_;
 };
 
-}  // namespace rampart::comm::detail
+}  // namespace rampart::comm
