@@ -5,11 +5,11 @@
 namespace rampart {
 
 replay_exhausted::replay_exhausted(std::size_t attempts, const std::string& last)
-    : error("rampart: task failed in all " + std::to_string(attempts) + " attempts; last failure: " + last),
+    : task_failed("rampart: task failed in all " + std::to_string(attempts) + " attempts; last failure: ", last),
       attempts_(attempts) {}
 
 replicate_failed::replicate_failed(std::size_t replicas, const std::string& last)
-    : error("rampart: all " + std::to_string(replicas) + " replicas failed; last failure: " + last) {}
+    : task_failed("rampart: all " + std::to_string(replicas) + " replicas failed; last failure: ", last) {}
 
 validation_failed::validation_failed() : error("rampart: result rejected by its validator") {}
 
@@ -32,6 +32,16 @@ std::string describe(const std::exception_ptr& e) {
     } catch (...) {
         return "an exception not derived from std::exception";
     }
+}
+
+std::string failure_cause(const std::exception_ptr& e) {
+    try {
+        if (e) std::rethrow_exception(e);
+    } catch (const task_failed& x) {
+        return x.cause();
+    } catch (...) {
+    }
+    return describe(e);
 }
 
 }  // namespace detail

@@ -38,6 +38,22 @@ TEST(Replicate, AllFailRethrowsLastNested) {
     EXPECT_EQ(read_counters().exhausted, 1u);
 }
 
+// A chain of resilient tasks that fail because their input failed says what
+// went wrong once, not once per task of the chain.
+TEST(Replicate, AChainOfFailuresNamesTheRootCauseOnce) {
+    auto f = async_replicate(3, []() -> int { throw std::runtime_error("the root cause"); });
+    for (int i = 0; i < 20; ++i)
+        f = i % 2 ? dataflow_replicate(3, [](auto x) { return x.get() + 1; }, std::move(f))
+                  : dataflow_replay(2, [](auto x) { return x.get() + 1; }, std::move(f));
+    try {
+        f.get();
+        FAIL();
+    } catch (const replicate_failed& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what, "rampart: all 3 replicas failed; last failure: the root cause");
+    }
+}
+
 TEST(Replicate, ValidatePicksFirstValid) {
     auto f = async_replicate_validate(4, [](unsigned v) { return v >= 2; }, [] { return this_task::replica(); });
     EXPECT_EQ(f.get(), 2u);

@@ -10,8 +10,24 @@
 
 namespace rampart {
 
+/// A resilient task failed for good; nests the last failure. A task whose
+/// input was such a failure fails with the same cause: its message names
+/// that cause once, not the whole chain of tasks.
+class task_failed : public error, public std::nested_exception {
+public:
+    /// What made the last attempt fail (for a chain of failed tasks, what
+    /// made the first one fail).
+    const std::string& cause() const noexcept { return cause_; }
+
+protected:
+    task_failed(const std::string& what, const std::string& cause) : error(what + cause), cause_(cause) {}
+
+private:
+    std::string cause_;
+};
+
 /// A replayed task failed in every attempt; nests the last failure.
-class replay_exhausted : public error, public std::nested_exception {
+class replay_exhausted : public task_failed {
 public:
     explicit replay_exhausted(std::size_t attempts, const std::string& last);
     std::size_t attempts() const noexcept { return attempts_; }
@@ -21,7 +37,7 @@ private:
 };
 
 /// Every replica of a replicated task failed; nests the last failure.
-class replicate_failed : public error, public std::nested_exception {
+class replicate_failed : public task_failed {
 public:
     explicit replicate_failed(std::size_t replicas, const std::string& last);
 };
@@ -54,11 +70,14 @@ namespace detail {
 
 /// The what() of an exception_ptr's exception, for messages.
 std::string describe(const std::exception_ptr& e);
+/// describe(e), but for a task_failed its cause(): what a task that failed
+/// on it reports, so that messages do not nest along a chain of tasks.
+std::string failure_cause(const std::exception_ptr& e);
 
-/// Builds E(args..., describe(cause)) with `cause` nested in it.
+/// Builds E(args..., failure_cause(cause)) with `cause` nested in it.
 template <class E, class... A>
 std::exception_ptr nest(const std::exception_ptr& cause, A&&... args) {
-    std::string text = describe(cause);
+    std::string text = failure_cause(cause);
     try {
         std::rethrow_exception(cause);
     } catch (...) {
