@@ -84,14 +84,13 @@ private:
 
     void decide() noexcept {
         std::exception_ptr last;
-        for (auto& s : slots_)
-            if (!s.value && s.error) last = s.error;
         std::size_t valid_results = 0;
-        for (auto& s : slots_) valid_results += s.value ? 1 : 0;
-
-        if (valid_results == 0) {
-            return finish_with_error(failed_for_good(nest<replicate_failed>(last, policy_.replicas)));
+        for (auto& s : slots_) {
+            if (!s.value && s.error) last = s.error;
+            valid_results += s.value ? 1 : 0;
         }
+        if (valid_results == 0)
+            return finish_with_error(failed_for_good(nest<replicate_failed>(last, policy_.replicas)));
         if constexpr (!votes_v<Vote>) {
             for (auto& s : slots_)
                 if (s.value) {
@@ -99,56 +98,69 @@ private:
                     return finish_with_value(std::move(*s.value));
                 }
         } else {
-            static_assert(!std::is_void_v<R>, "rampart: a vote needs a result type");
-            std::vector<value_type> results;
-            results.reserve(valid_results);
+            decide_by_vote(valid_results);
+        }
+    }
+
+    void decide_by_vote(std::size_t valid_results) noexcept {
+        static_assert(!std::is_void_v<R>, "rampart: a vote needs a result type");
+        std::vector<value_type> results;
+        results.reserve(valid_results);
+        for (auto& s : slots_)
+            if (s.value) results.push_back(*s.value);
+        std::optional<value_type> winner;
+        try {
+            using vote_result = std::invoke_result_t<Vote&, std::vector<value_type>&&>;
+            if constexpr (is_optional<std::decay_t<vote_result>>::value)
+                winner = vote_(std::move(results));
+            else
+                winner.emplace(vote_(std::move(results)));
+        } catch (...) {
+            return finish_with_error(failed_for_good(std::current_exception()));
+        }
+        if (!winner) {
+            if (++round_ < policy_.replays) return run_again();
+            return finish_with_error(failed_for_good(std::make_exception_ptr(vote_failed(valid_results))));
+        }
+        commit_a_winning_copy(*winner);
+        return finish_with_value(std::move(*winner));
+    }
+
+    // No majority, and rounds remain: every copy runs again.
+    void run_again() noexcept {
+        count(&counter_slot::replays, policy_.replicas);
+        for (auto& s : slots_) {
+            s.value.reset();
+            s.error = nullptr;
+            s.effects.discard();
+        }
+        launch_round();
+    }
+
+    // The messages of one copy that voted for the winner leave; the others'
+    // are dropped.
+    void commit_a_winning_copy(const value_type& winner) noexcept {
+        if constexpr (std::equality_comparable<value_type>) {
+            std::uint64_t lost = 0;
+            bool committed = false;
+            for (auto& s : slots_) {
+                if (!s.value) continue;
+                if (!(*s.value == winner)) {
+                    ++lost;
+                } else if (!committed) {
+                    s.effects.commit();
+                    committed = true;
+                }
+            }
+            if (lost) count(&counter_slot::votes_lost, lost);
+        } else {
+            // Without == the winner cannot be traced to a copy; the first
+            // valid copy's messages leave.
             for (auto& s : slots_)
-                if (s.value) results.push_back(*s.value);
-            std::optional<value_type> winner;
-            try {
-                using vote_result = std::invoke_result_t<Vote&, std::vector<value_type>&&>;
-                if constexpr (is_optional<std::decay_t<vote_result>>::value)
-                    winner = vote_(std::move(results));
-                else
-                    winner.emplace(vote_(std::move(results)));
-            } catch (...) {
-                return finish_with_error(failed_for_good(std::current_exception()));
-            }
-            if (!winner) {
-                if (++round_ < policy_.replays) {
-                    count(&counter_slot::replays, policy_.replicas);
-                    for (auto& s : slots_) {
-                        s.value.reset();
-                        s.error = nullptr;
-                        s.effects.discard();
-                    }
-                    return launch_round();
+                if (s.value) {
+                    s.effects.commit();
+                    break;
                 }
-                return finish_with_error(failed_for_good(std::make_exception_ptr(vote_failed(valid_results))));
-            }
-            if constexpr (std::equality_comparable<value_type>) {
-                std::uint64_t lost = 0;
-                bool committed = false;
-                for (auto& s : slots_) {
-                    if (!s.value) continue;
-                    if (!(*s.value == *winner)) {
-                        ++lost;
-                    } else if (!committed) {
-                        s.effects.commit();  // the first copy that voted for the winner speaks
-                        committed = true;
-                    }
-                }
-                if (lost) count(&counter_slot::votes_lost, lost);
-            } else {
-                // Without == the winner cannot be traced to a copy; the first
-                // valid copy's messages leave.
-                for (auto& s : slots_)
-                    if (s.value) {
-                        s.effects.commit();
-                        break;
-                    }
-            }
-            return finish_with_value(std::move(*winner));
         }
     }
 
