@@ -6,8 +6,8 @@
 #include <rampart/comm/detail/engine.hpp>
 #include <rampart/comm/errors.hpp>
 #include <rampart/comm/serialization.hpp>
-#include <rampart/resilience/detail/effects.hpp>
 #include <rampart/resilience/errors.hpp>
+#include <rampart/resilience/this_task.hpp>
 #include <rampart/task/future.hpp>
 
 #include <cstring>
@@ -119,21 +119,22 @@ future<void> isend(int dest, int tag, T&& value) {
     promise<void> done;
     auto f = done.get_future();
     auto payload = detail::encode(std::forward<T>(value));
-    if (auto* attempt = rampart::detail::attempt_effects::current()) {
+    if (this_task::resilient()) {
         struct held {
             int dest, tag;
             detail::outgoing_payload payload;
             promise<void> done;
         };
         auto h = std::make_shared<held>(held{dest, tag, std::move(payload), std::move(done)});
-        attempt->defer([h] { detail::engine::get().post_send(h->dest, h->tag, std::move(h->payload), std::move(h->done)); },
-                       [h] {
-                           try {
-                               h->done.set_exception(std::make_exception_ptr(
-                                   rampart::error("rampart: send discarded with a failed or outvoted attempt")));
-                           } catch (...) {
-                           }
-                       });
+        this_task::hold_until_accepted(
+            [h] { detail::engine::get().post_send(h->dest, h->tag, std::move(h->payload), std::move(h->done)); },
+            [h] {
+                try {
+                    h->done.set_exception(std::make_exception_ptr(
+                        rampart::error("rampart: send discarded with a failed or outvoted attempt")));
+                } catch (...) {
+                }
+            });
         return f;
     }
     detail::engine::get().post_send(dest, tag, std::move(payload), std::move(done));
@@ -161,12 +162,11 @@ template <class T>
 future<T> irecv(int source, int tag) {
     static_assert(!std::is_reference_v<T> && !std::is_const_v<T>, "irecv<T>: T must be a plain value type");
     detail::check_peer(source, tag, "irecv");
-    if (auto* attempt = rampart::detail::attempt_effects::current()) {
-        std::string channel = "irecv:" + std::to_string(source) + ":" + std::to_string(tag) + ":" +
-                              std::to_string(detail::type_hash<T>());
-        std::string key = channel + ":" + std::to_string(attempt->next_index(channel));
-        auto shared = attempt->task().cached<shared_future<T>>(
-            key, [&] { return new shared_future<T>(detail::post_irecv<T>(source, tag).share()); });
+    if (this_task::resilient()) {
+        const std::string channel = "irecv:" + std::to_string(source) + ":" + std::to_string(tag) + ":" +
+                                    std::to_string(detail::type_hash<T>());
+        auto shared = this_task::same_input<shared_future<T>>(
+            channel, [&] { return new shared_future<T>(detail::post_irecv<T>(source, tag).share()); });
         return shared->then([](shared_future<T> s) { return s.get(); });
     }
     return detail::post_irecv<T>(source, tag);
