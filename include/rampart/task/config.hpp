@@ -11,7 +11,7 @@ namespace rampart {
 
 /// A crash to inject: logical rank `rank` kills itself with SIGKILL after
 /// `seconds` from the start of its communication, when the program reports
-/// iteration `iteration` (see rampart::comm::report_iteration), just before
+/// iteration `iteration` (see rampart::recovery::report_iteration), just before
 /// its process starts MPI (`at_start`: the process of world rank `rank`,
 /// before anyone knows it; for crashes during start-up), or when it
 /// is in the recovery from another rank's crash, just after the survivors
