@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoints for spares (issue 4, item 5) on the distributed rampart-stencil1d:
+"""Checkpoints for spares on the distributed rampart-stencil1d:
 4 ranks + 1 spare, 32 subdomains of 2000 points per rank, 16 steps per
 iteration, 1 worker thread per rank.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs rampart-bench-store (the replicated store, issue 4) through mpiexec in
+"""Runs rampart-bench-store (the replicated store) through mpiexec in
 the configurations of the issue and writes
 
 - bench/results/store.json: 4 and 8 ranks, 16 MiB per PE, 64-byte blocks,

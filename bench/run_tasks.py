@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs rampart-bench-tasks and rampart-stencil1d in the configurations that
-issue 2 names, writes the medians to bench/results/tasks.json and
+the task layer is measured by, writes the medians to bench/results/tasks.json and
 bench/results/stencil1d.json, then calls plot_tasks.py for the plot of
 per-task overhead against error rate (like Fig. 2 of the HPX resiliency paper).
 

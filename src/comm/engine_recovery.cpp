@@ -1,5 +1,6 @@
-// Crash recovery and the end of the job (DESIGN.md "Crash recovery"; the
-// amt-resilience-with-mpi-communication paper, III-C2).
+// Crash recovery and the end of the job, after section III-C2 of "Integrating
+// Inter-Node Communication with a Resilient Asynchronous Many-Task Runtime
+// System" (Paul et al., FTXS 2020).
 //
 // A failure seen by any rank (an MPI error, a failed process reported by
 // ULFM) makes it revoke the communicator, so every other process fails out of
@@ -186,7 +187,8 @@ void engine::impl::drain() {
 
 void engine::impl::shrink_and_agree() {
 #if RAMPART_HAVE_ULFM
-    // The robust loop of ULFM.md: a process may die between shrink and agree.
+    // ULFM's robust loop: a process may die between shrink and agree, so
+    // shrink again until an agreement over the shrunk communicator holds.
     MPI_Comm c = comm_;
     for (;;) {
         MPI_Comm shrunk = MPI_COMM_NULL;

@@ -1,5 +1,6 @@
-// The replicated store (DESIGN.md "Replicated in-memory store"; the restore
-// paper IV-A, IV-B). Requests and copies travel as service messages of the
+// The replicated store, after sections IV-A and IV-B of "ReStore: In-Memory
+// REplicated STORagE for Rapid Recovery in Fault-Tolerant Algorithms"
+// (Hübner et al., FTXS 2022). Requests and copies travel as service messages of the
 // communication engine: the engine thread answers other ranks' requests from
 // this rank's holdings while the user's thread waits in submit or load, and
 // tells the store about failures so that it asks other copies. How a submit
