@@ -70,7 +70,7 @@ def plot():
     a.set_ylabel("fraction of PEs failed until first data loss")
     a.set_title(f"(a) failures until irrecoverable data loss ({trials} trials)")
     a.legend(fontsize=7)
-    b.axhspan(-5, 5, color="0.9", label="issue figure: within 5%")
+    b.axhspan(-5, 5, color="0.9", label="target: within 5%")
     b.axhline(0, color="k", lw=0.8)
     b.set_xscale("log", base=2)
     b.set_xlabel("PEs p")

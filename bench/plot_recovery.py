@@ -23,7 +23,7 @@ for key, label in (("detect_ms", "detection (kill to first survivor noticing)"),
     a.bar(x, vals, bottom=bottom, label=label)
     bottom = [p + v for p, v in zip(bottom, vals)]
 a.plot(x, [r["recover_ms"] for r in runs], "k.", label="kill to survivors computing again")
-a.axhline(100, color="red", linestyle="--", label="issue figure: 100 ms")
+a.axhline(100, color="red", linestyle="--", label="target: 100 ms")
 a.set_xlabel("run")
 a.set_ylabel("ms")
 a.set_title(f"recovery of 1 crash, 4 ranks + 1 spare (median {data['median_ms']['recover_ms']:.1f} ms)")

@@ -2,7 +2,7 @@
 """Plots bench/results/store_ranges.json (from run_store.py): the median time
 of submit, load_one_pe and load_all against the bytes per permutation range,
 one line per number of ranks, as in Fig. 4a of the restore paper. The runs
-without permutation are drawn as dashed horizontal lines, the issue's figures
+without permutation are drawn as dashed horizontal lines, the target figures
 as red dotted ones, and the error bars span the fastest and slowest
 repetition. Writes bench/results/store_ranges.png.
 
@@ -55,7 +55,7 @@ def main():
                 if r["op"] == op and r["ranks"] == n and r["permutation_range_bytes"] == 0:
                     ax.axhline(r["median_ms"], color=c, linestyle="--", linewidth=1,
                                label=f"{n} ranks, no permutation")
-        ax.axhline(limit, color="red", linestyle=":", label=f"issue figure: {limit:g} ms")
+        ax.axhline(limit, color="red", linestyle=":", label=f"target: {limit:g} ms")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))

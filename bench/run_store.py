@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Runs rampart-bench-store (the replicated store) through mpiexec in
-the configurations of the issue and writes
+its recorded configurations and writes
 
 - bench/results/store.json: 4 and 8 ranks, 16 MiB per PE, 64-byte blocks,
   r = 4, without permutation and with permutation ranges of 4096 blocks
   (262144 bytes): every operation (submit, load_one_pe, load_all, the same
   loads into the program's memory, and the std::ifstream baselines), checked
-  against the issue's figures;
+  against the target figures;
 - bench/results/store_ranges.json: submit / load_one_pe / load_all against
   the bytes per permutation range (the paper's Fig. 4a), 4 and 8 ranks;
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
-# The issue's figures (4 ranks oversubscribed on 2 cores; the same at 8).
+# The target figures (4 ranks oversubscribed on 2 cores; the same at 8).
 LIMITS_MS = {"submit": 300.0, "load_one_pe": 5.0, "load_all": 45.0}
 HELD_SLACK = 1.05  # bytes held per PE <= r x data + 5%
 
