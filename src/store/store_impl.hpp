@@ -200,9 +200,24 @@ private:
     // The test hook (include/rampart/store/detail/kill_hook.hpp).
     void die_if_due(std::unique_lock<std::mutex>& l, int step);
     int partial_to(int step) const;
+    // One handler per kind of message (message_handlers.cpp, submit_protocol.cpp).
+    void on_put(int source, const detail::decoded& d, std::vector<char>&& bytes);
+    void on_get(int source, const detail::decoded& d);
+    void on_ack(int source, const head& h);
+    void on_data(int source, const detail::decoded& d, const std::vector<char>& bytes);
     void on_done(int source, const detail::decoded& d);
     void on_ready(int source, const head& h);
     void route(std::vector<wanted> parts);
+    // The gets being built by one route: (holder, long part) -> its request,
+    // the requests in order, the holder asked last.
+    struct get_drafts {
+        std::map<std::pair<int, bool>, std::uint64_t> open;
+        std::vector<std::uint64_t> asked;
+        int last = -1;
+    };
+    std::vector<int> candidates_for(const placement_unit& u, const std::vector<char>& tried) const;
+    void route_unit(const placement_unit& u, wanted unit_part, get_drafts& drafts);
+    void add_to_get(int holder, wanted part, get_drafts& drafts);
     bool copy_local(const wanted& w);
     void start_loading(std::span<const id_range> ranges, char* out);
     void throw_if_lost(const char* what);

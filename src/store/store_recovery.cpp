@@ -1,0 +1,159 @@
+// Recoveries: what a store tells the others when ranks die, how survivors
+// ask again and repair the replication level, and how a replacement joins.
+
+#include "store_impl.hpp"
+
+namespace rampart::store {
+
+using comm::segment;
+using detail::head;
+using detail::kind;
+using detail::max_message_bytes;
+
+std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
+    auto where_it = placements_.find(committed_);
+    if (where_it == placements_.end()) return 0;
+    const placement& where = where_it->second;
+    std::map<int, std::vector<put_draft>> puts;
+    std::uint64_t sent = 0;
+    for (const placement_unit& u : where.units(0, where.blocks())) {
+        std::vector<int> t;
+        std::vector<char> needs;
+        int sender = -1;
+        for (int k = 0; k < r_; ++k) {
+            const int original = where.holder_of_copy(u.first_holder, k);
+            const int h = resolve(original, lost_);
+            if (std::find(t.begin(), t.end(), h) != t.end()) continue;
+            t.push_back(h);
+            needs.push_back(lacks(h, original));
+            if (!needs.back() && sender < 0) sender = h;
+        }
+        if (sender != me_) continue;  // the first holder with a sure copy sends, the same on every rank
+        for (std::uint64_t done = 0; done < u.count; done += max_message_blocks()) {
+            const id_range chunk{u.first_id + done, std::min(max_message_blocks(), u.count - done)};
+            std::vector<std::shared_ptr<const std::vector<char>>> keep;
+            auto segs = find(committed_, {chunk}, keep);
+            if (!segs) continue;  // not here after all: this copy stays missing
+            for (std::size_t k = 0; k < t.size(); ++k) {
+                if (!needs[k] || t[k] == me_) continue;
+                add_put(puts, t[k], chunk, *segs, keep);
+                sent += chunk.count;
+            }
+        }
+    }
+    send_puts(puts, 0, committed_, where.blocks(), repairs_);  // a repair is no collective operation
+    counters_.blocks_repaired += sent;
+    return sent;
+}
+
+void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
+                              const std::vector<std::vector<char>>& states) {
+    std::lock_guard l(m_);
+    // The last operation any survivor had begun: replacements join after it.
+    std::uint64_t begun = 0;
+    for (const auto& st : states)
+        if (auto f = detail::read_facts(st)) begun = std::max(begun, f->op);
+    for (int q : replaced)
+        absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
+    const std::vector<char> lost_before = lost_;
+    for (int q : lost) lost_[static_cast<std::size_t>(q)] = 1;
+    // A new process holds nothing of the versions that exist now.
+    for (int q : replaced) holds_from_[static_cast<std::size_t>(q)] = std::max(committed_, op_version_) + 1;
+    learn_parts(replaced, lost, states);
+    // Messages in flight died with the old communicator: ask again, other
+    // holders where the one asked is gone.
+    std::vector<wanted> again;
+    std::vector<std::uint64_t> resend;
+    for (auto* requests : {&outstanding_, &repairs_}) {
+        for (auto it = requests->begin(); it != requests->end();) {
+            const int dest = it->second.dest;
+            if (!lost_[static_cast<std::size_t>(dest)] &&
+                std::find(replaced.begin(), replaced.end(), dest) == replaced.end()) {
+                resend.push_back(it->first);
+                ++it;
+                continue;
+            }
+            if (it->second.what == kind::get) ask_elsewhere(it->second, again);
+            it = requests->erase(it);  // a put to a dead or new process: that copy is missing until a repair
+        }
+    }
+    for (std::uint64_t id : resend) send_request(id);
+    if (!again.empty()) route(std::move(again));
+    resend_words();
+    // Restore the replication level of the newest version (paper IV-E): the
+    // replaced ranks, and the ranks that hold in place of the newly lost
+    // ones, get the copies they lack from the first holder that has them.
+    repair([&](int target, int original) {
+        if (std::find(replaced.begin(), replaced.end(), target) != replaced.end()) return true;
+        return resolve(original, lost_before) != target;
+    });
+    cv_.notify_all();
+}
+
+// What a survivor's store tells the others, and a replacement's, at a
+// recovery: the last operation it has begun (and its tag), the newest
+// complete version, and the parts it knows of operations. All then agree,
+// from the same facts, that a replaced rank's new process joins after the
+// latest operation begun anywhere, and on the parts of the dead ranks.
+std::vector<char> store::impl::recovery_state() {
+    std::lock_guard l(m_);
+    if (closed_) return {};
+    auto it = placements_.find(committed_);
+    const detail::recovery_facts f{op_, last_tag_, committed_, it == placements_.end() ? 0 : it->second.blocks()};
+    std::vector<char> out(sizeof f);
+    std::memcpy(out.data(), &f, sizeof f);
+    detail::encode_records(ops_, out);  // what it knows of each rank's part of its open operations
+    return out;
+}
+
+// On the process that replaced a dead rank: carry on after the operations the
+// survivors have begun, from the newest version complete at the recovery. It
+// never waits for the survivors: an operation under way may need this rank's
+// program to go on before it can end. (A version completed after the
+// recovery, by an operation this rank did not take part in, is newer than
+// the one it knows; checkpoints keep their logs two deep for that.)
+void store::impl::join() {
+    if (recovery::incarnation() == 0) return;
+    const auto states = last_recovery_states();
+    std::lock_guard l(m_);
+    std::optional<detail::recovery_facts> newest;
+    for (std::size_t q = 0; q < states.size(); ++q) {
+        const auto f = static_cast<int>(q) == me_ ? std::nullopt : detail::read_facts(states[q]);
+        if (!f) continue;
+        if (f->op > op_) {
+            op_ = f->op;
+            joined_after_tag_ = f->tag;
+            // This process now stands after that operation as if it had
+            // begun it: its recovery state must name the operation's tag
+            // with its number, or a later replacement that reads this state
+            // first would take part in that operation again.
+            last_tag_ = f->tag;
+        }
+        if (!newest || f->committed > newest->committed) newest = f;
+    }
+    if (!newest) return;  // the survivors have no such store (yet): nothing to join
+    replacement_ = true;
+    committed_ = newest->committed;
+    if (committed_ > 0)
+        placements_.emplace(committed_, placement(newest->blocks, p_, r_, range_blocks_, opts_.seed));
+    holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
+}
+
+std::uint64_t store::impl::restore_replication() {
+    std::unique_lock l(m_);
+    begin_op(committed_);
+    const std::uint64_t version = committed_;
+    const std::uint64_t sent = repair([&](int target, int original) {
+        return target != original || holds_from_[static_cast<std::size_t>(target)] > version;
+    });
+    cv_.wait(l, [&] { return repairs_.empty() && in_flight_ == 0; });
+    send_done();
+    cv_.wait(l, [&] { return everyone_done() && in_flight_ == 0; });
+    // Every rank's repairs are held now: replaced ranks surely hold this version.
+    for (std::size_t q = 0; q < holds_from_.size(); ++q)
+        if (!dead_in(op_, static_cast<int>(q))) holds_from_[q] = std::min(holds_from_[q], version);
+    end_op();
+    return sent;
+}
+
+}  // namespace rampart::store
