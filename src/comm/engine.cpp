@@ -63,25 +63,6 @@ MPI_Datatype message_type(const void* env, const void* payload, std::size_t payl
     return t;
 }
 
-// A datatype that covers pieces of memory where they lie (used with
-// MPI_BOTTOM), skipping empty ones; MPI's error code, and `t` to free.
-template <class Piece>
-int pieces_type(const std::vector<Piece>& pieces, MPI_Datatype& t) {
-    std::vector<MPI_Aint> where;
-    std::vector<int> lengths;
-    for (const Piece& d : pieces) {
-        if (d.bytes == 0) continue;
-        MPI_Get_address(d.data, &where.emplace_back());
-        lengths.push_back(static_cast<int>(d.bytes));
-    }
-    int rc = MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
-    if (rc != MPI_SUCCESS) {
-        t = MPI_DATATYPE_NULL;
-        return rc;
-    }
-    return MPI_Type_commit(&t);
-}
-
 }  // namespace
 
 bool engine::impl::start(int spares) {
@@ -205,10 +186,6 @@ std::string engine::impl::failure_text(int rc) {
     return last_error_;
 }
 
-namespace {
-constexpr int services_per_poll = 16;
-}  // namespace
-
 std::optional<std::vector<char>> engine::impl::receive_any(int tag, int& comm_source) {
     int flag = 0;
     MPI_Message msg;
@@ -230,44 +207,6 @@ std::optional<std::vector<char>> engine::impl::receive_any(int tag, int& comm_so
     }
     comm_source = st.MPI_SOURCE;
     return bytes;
-}
-
-bool engine::impl::progress_services() {
-    bool progress = false;
-    for (int i = 0; i < services_per_poll && !failure_seen_; ++i) {
-        int comm_source = -1;
-        auto bytes = receive_any(service_tag_, comm_source);
-        if (!bytes) break;
-        progress = true;
-        const int source = logical_of_comm_rank(comm_source);
-        const auto service = decode_service_prefix(bytes->data(), bytes->size());
-        if (source < 0 || !service) {
-            ++malformed_;
-            continue;
-        }
-        ++received_;
-        bytes_received_ += bytes->size();
-        std::lock_guard lock(services_mutex_);
-        const int number = *service;
-        if (auto it = services_.find(number); it != services_.end())
-            it->second->on_message(source, std::move(*bytes), service_prefix);
-        else if (number >= next_service_)  // created there already, not yet here: kept until it is
-            early_services_[number].push_back({source, recoveries_ended_.load(), std::move(*bytes)});
-        // else removed here: dropped
-    }
-    return progress || failure_seen_;
-}
-
-void engine::impl::notify_services(const std::vector<int>& replaced, const std::vector<int>& lost) {
-    std::lock_guard lock(services_mutex_);
-    if (lost_shared_ != lost_) losses_cv_.notify_all();
-    lost_shared_ = lost_;
-    for (auto& [n, s] : services_) {
-        auto it = service_states_.find(n);
-        s->on_recovery(replaced, lost,
-                       it != service_states_.end() ? it->second
-                                                   : std::vector<std::vector<char>>(static_cast<std::size_t>(owner_.size_)));
-    }
 }
 
 int engine::impl::comm_rank_of_logical(int logical) const {
@@ -470,122 +409,6 @@ void engine::impl::start_send(active_send&& s) {
     if (rc != MPI_SUCCESS) {
         finish_send(a, rc);
         sends_.pop_back();
-    }
-}
-
-void engine::impl::start_service_receive(op&& o) {
-    if (comm_rank_of_logical(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.service_received(false, 0);
-    expected_reply& r = service_recvs_.emplace_back();
-    r.service = o.tag;
-    r.source = o.peer;
-    r.tag = reply_tag(o.sequence);
-    for (const receive_segment& d : o.into)
-        if (d.bytes > 0) {
-            r.into.push_back(d);
-            r.capacity += d.bytes;
-        }
-    r.done = std::move(o.service_received);
-}
-
-// Replies of one service from one source come in the order they were
-// expected (the service there answers requests in the order they arrive,
-// and its engine sends in order), so each pass probes those only up to the
-// first that has not come: a pass costs a probe per source and service, not
-// per reply. (Not per source only: a service not yet created there would
-// hold back the replies of the others.)
-bool engine::impl::test_service_receives() {
-    bool progress = false;
-    std::vector<std::pair<int, int>> waiting;  // (source, service) whose next reply has not come
-    for (auto it = service_recvs_.begin(); it != service_recvs_.end();) {
-        expected_reply& r = *it;
-        int flag = 0;
-        if (!r.matched) {
-            if (std::find(waiting.begin(), waiting.end(), std::pair{r.source, r.service}) != waiting.end()) {
-                ++it;
-                continue;
-            }
-            MPI_Message msg;
-            MPI_Status st;
-            const int source = comm_rank_of_logical(r.source);
-            int rc = source < 0 ? MPI_ERR_RANK : MPI_Improbe(source, r.tag, comm_, &flag, &msg, &st);
-            if (rc != MPI_SUCCESS) {
-                failure_text(rc);  // recovery fails it
-                return true;
-            }
-            if (!flag) {
-                waiting.emplace_back(r.source, r.service);
-                ++it;
-                continue;
-            }
-            progress = true;
-            int count = 0;
-            MPI_Get_count(&st, MPI_BYTE, &count);
-            // A reply of more bytes than an int counts is none of ours (they
-            // are at most max_reply_bytes): received as one too long, into
-            // 16 MiB elements of scratch.
-            const bool huge = count == MPI_UNDEFINED || count < 0;
-            r.bytes = huge ? SIZE_MAX : static_cast<std::size_t>(count);
-            r.matched = true;
-            MPI_Datatype t = MPI_DATATYPE_NULL;
-            if (huge) {
-                MPI_Count bytes = 0;
-                MPI_Get_elements_x(&st, MPI_BYTE, &bytes);
-                const auto units = static_cast<std::size_t>((std::max<MPI_Count>(bytes, 0) >> 24) + 1);
-                r.scratch.resize(units << 24);
-                MPI_Type_contiguous(1 << 24, MPI_BYTE, &t);
-                MPI_Type_commit(&t);
-                rc = MPI_Imrecv(r.scratch.data(), static_cast<int>(units), t, &msg, &r.request);
-            } else if (r.bytes > r.capacity) {
-                r.scratch.resize(r.bytes);
-                rc = MPI_Imrecv(r.scratch.data(), count, MPI_BYTE, &msg, &r.request);
-            } else if (r.into.size() <= 1) {
-                rc = MPI_Imrecv(r.into.empty() ? nullptr : r.into.front().data, count, MPI_BYTE, &msg, &r.request);
-            } else if ((rc = pieces_type(r.into, t)) == MPI_SUCCESS) {
-                rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &r.request);
-            }
-            if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
-            if (rc != MPI_SUCCESS) {  // nothing was given to MPI: the reply did not come
-                failure_text(rc);
-                auto done = std::move(r.done);
-                service_recvs_.erase(it);
-                done(false, 0);
-                return true;
-            }
-        }
-        const int rc = MPI_Test(&r.request, &flag, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS && !flag) {
-            ++it;
-            continue;
-        }
-        progress = true;
-        auto done = std::move(r.done);
-        const std::size_t bytes = r.bytes;
-        const bool too_long = bytes > r.capacity;
-        it = service_recvs_.erase(it);
-        if (rc != MPI_SUCCESS) {
-            failure_text(rc);
-            done(false, 0);
-            continue;
-        }
-        ++received_;
-        bytes_received_ += bytes;
-        if (too_long) ++malformed_;
-        done(true, bytes);
-    }
-    return progress;
-}
-
-// At a revoke: replies not yet matched will never come on the old
-// communicator; their services ask again in on_recovery.
-void engine::impl::fail_unmatched_replies() {
-    for (auto it = service_recvs_.begin(); it != service_recvs_.end();) {
-        if (it->matched) {
-            ++it;
-            continue;
-        }
-        auto done = std::move(it->done);
-        it = service_recvs_.erase(it);
-        done(false, 0);
     }
 }
 
@@ -838,38 +661,6 @@ engine& engine::get() {
     return *instance.load(std::memory_order_relaxed);
 }
 
-const kill_order* engine::my_kill_order() const {
-    int seen = 0;
-    for (const auto& k : config_.kills)
-        if (k.rank == rank_ && seen++ == incarnation_) return &k;
-    return nullptr;
-}
-
-void engine::start_kill_timer() {
-    if (const kill_order* k = my_kill_order(); k && k->seconds)
-        std::thread([this, s = *k->seconds] {
-            std::this_thread::sleep_for(std::chrono::duration<double>(s));
-            die("time");
-        }).detach();
-}
-
-void engine::die(const char* why) {
-    const kill_order* k = my_kill_order();
-    const bool hang = k && k->hang;
-    if (!config_.report.empty()) {
-        std::string path = config_.report + ".kill." + std::to_string(rank_) + "." + std::to_string(incarnation_);
-        if (FILE* f = std::fopen(path.c_str(), "w")) {
-            std::fprintf(f, "{\"rank\":%d,\"incarnation\":%d,\"process\":%d,\"at\":\"%s\",\"hang\":%s,\"killed_us\":%lld}\n",
-                         rank_, incarnation_, impl_->process_, why, hang ? "true" : "false",
-                         static_cast<long long>(wall_clock_us()));
-            std::fclose(f);
-        }
-    }
-    // A crash: no cleanup, peers find out through MPI. A hang: the process
-    // stays, stopped, until something ends it.
-    std::raise(hang ? SIGSTOP : SIGKILL);
-}
-
 void engine::post_send(int dest, int tag, outgoing_payload payload, promise<void> done) {
     impl::op o(impl::op::what::send);
     o.peer = dest;
@@ -913,86 +704,10 @@ void engine::trim_send_log(const channel_state& upto) {
     impl_->run_on_engine([this, &upto] { impl_->trim(upto); });
 }
 
-int engine::add_service(service* s) {
-    std::lock_guard lock(impl_->services_mutex_);
-    const int n = impl_->next_service_++;
-    s->number_ = n;
-    impl_->services_[n] = s;
-    impl_->has_services_ = true;
-    // What came for it before it existed here, in order of arrival.
-    if (auto it = impl_->early_services_.find(n); it != impl_->early_services_.end()) {
-        for (auto& m : it->second)
-            if (m.epoch == impl_->recoveries_ended_.load())  // else the sender asks again after the recovery
-                s->on_message(m.source, std::move(m.bytes), service_prefix);
-        impl_->early_services_.erase(it);
-    }
-    return n;
-}
-
-void engine::remove_service(int number) {
-    std::lock_guard lock(impl_->services_mutex_);
-    impl_->services_.erase(number);
-    impl_->has_services_ = !impl_->services_.empty();
-}
-
-void engine::service_send(int number, int dest, std::vector<char> head, std::vector<segment> data,
-                          std::function<void(bool)> done, std::uint64_t epoch) {
-    impl::op o(impl::op::what::service);
-    o.peer = dest;
-    o.head.resize(service_prefix + head.size());
-    write_service_prefix(o.head.data(), number);
-    if (!head.empty()) std::memcpy(o.head.data() + service_prefix, head.data(), head.size());
-    o.data = std::move(data);
-    o.service_done = std::move(done);
-    o.epoch = epoch;
-    impl_->push(std::move(o));
-}
-
-void engine::service_receive(int number, int source, std::uint64_t reply, std::vector<receive_segment> into,
-                             std::function<void(bool, std::size_t)> done, std::uint64_t epoch) {
-    impl::op o(impl::op::what::service_recv);
-    o.tag = number;
-    o.peer = source;
-    o.sequence = reply;
-    o.into = std::move(into);
-    o.service_received = std::move(done);
-    o.epoch = epoch;
-    impl_->push(std::move(o));
-}
-
-void engine::service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done,
-                           std::uint64_t epoch) {
-    std::size_t bytes = 0;
-    for (const segment& d : data) bytes += d.bytes;
-    if (bytes > max_reply_bytes)
-        throw rampart::invalid_argument("rampart: a service reply of " + std::to_string(bytes) + " bytes (at most " +
-                                        std::to_string(max_reply_bytes) + ")");
-    impl::op o(impl::op::what::service_reply);
-    o.peer = dest;
-    o.sequence = reply;
-    o.data = std::move(data);
-    o.service_done = std::move(done);
-    o.epoch = epoch;
-    impl_->push(std::move(o));
-}
-
-void engine::service_busy(int delta) {
-    impl_->service_busy_ += delta;
-    if (delta > 0) impl_->cv_.notify_one();  // stop a pause at once
-}
-
 std::vector<int> engine::lost_ranks() const {
     std::lock_guard lock(impl_->services_mutex_);
     return impl_->lost_shared_;
 }
-
-std::vector<std::vector<char>> engine::recovery_states(int number) const {
-    std::lock_guard lock(impl_->services_mutex_);
-    auto it = impl_->service_states_.find(number);
-    return it == impl_->service_states_.end() ? std::vector<std::vector<char>>{} : it->second;
-}
-
-std::uint64_t engine::recoveries() const { return impl_->recoveries_ended_.load(); }
 
 std::vector<int> engine::wait_for_losses(std::chrono::milliseconds timeout) {
     std::unique_lock lock(impl_->services_mutex_);
@@ -1004,33 +719,6 @@ std::vector<int> engine::acknowledge_losses() {
     std::lock_guard lock(impl_->services_mutex_);
     impl_->acknowledged_ = impl_->lost_shared_.size();
     return impl_->lost_shared_;
-}
-
-void engine::report_iteration(std::uint64_t iteration) {
-    iteration_.store(iteration, std::memory_order_relaxed);
-    if (const kill_order* k = my_kill_order(); k && k->iteration && *k->iteration == iteration) die("iteration");
-}
-
-void engine::write_report() {
-    if (config_.report.empty()) return;
-    auto c = counters();
-    std::string path = config_.report + "." + std::to_string(rank_) + ".json";
-    if (FILE* f = std::fopen(path.c_str(), "w")) {
-        std::fprintf(f,
-                     "{\"rank\":%d,\"size\":%d,\"incarnation\":%d,\"started_us\":%lld,\"iteration\":%llu,"
-                     "\"messages_sent\":%llu,\"messages_received\":%llu,\"bytes_sent\":%llu,\"bytes_received\":%llu,"
-                     "\"duplicates_dropped\":%llu,\"malformed\":%llu,\"messages_resent\":%llu,\"bytes_resent\":%llu,"
-                     "\"engine_cpu_seconds\":%.6f,%s,\"tasks\":%s}\n",
-                     rank_, size_, incarnation_, static_cast<long long>(started_us_),
-                     static_cast<unsigned long long>(iteration_.load()),
-                     static_cast<unsigned long long>(c.messages_sent), static_cast<unsigned long long>(c.messages_received),
-                     static_cast<unsigned long long>(c.bytes_sent), static_cast<unsigned long long>(c.bytes_received),
-                     static_cast<unsigned long long>(c.duplicates_dropped), static_cast<unsigned long long>(c.malformed),
-                     static_cast<unsigned long long>(c.messages_resent), static_cast<unsigned long long>(c.bytes_resent),
-                     c.cpu_seconds, impl_->recovery_json().c_str(),
-                     rampart::read_counters().to_json().c_str());
-        std::fclose(f);
-    }
 }
 
 }  // namespace rampart::comm::detail

@@ -201,6 +201,7 @@ private:
     bool progress_services();
     void start_service_receive(op&& o);
     bool test_service_receives();
+    int receive_reply(expected_reply& r, MPI_Message& msg, MPI_Status& st);
     void fail_unmatched_replies();
     int reply_tag(std::uint64_t reply) const { return reply_tag_base_ + static_cast<int>(reply % static_cast<std::uint64_t>(reply_tags_)); }
     void notify_services(const std::vector<int>& replaced, const std::vector<int>& lost);
@@ -229,6 +230,10 @@ private:
     void drain();
     void shrink_and_agree();
     bool exchange_and_resend(recovery_record& r);
+    std::vector<channel_counts> my_channel_counts(std::size_t processes) const;
+    bool exchange_channel_counts(std::vector<channel_counts>& from);
+    void resume_receive_streams(const std::vector<channel_counts>& from);
+    void resend_unreceived(const std::vector<channel_counts>& from, recovery_record& r);
     void send_control(int process, std::uint64_t what, std::vector<std::uint64_t> words = {});
     void on_control(const control_message& m);
     void resend(const recovery::detail::logged_message& m);
@@ -375,6 +380,25 @@ auto engine::impl::run_on_engine(F f) -> decltype(f()) {
     };
     push(std::move(o));
     return result.get();
+}
+
+// A datatype that covers pieces of memory where they lie (used with
+// MPI_BOTTOM), skipping empty ones; MPI's error code, and `t` to free.
+template <class Piece>
+inline int pieces_type(const std::vector<Piece>& pieces, MPI_Datatype& t) {
+    std::vector<MPI_Aint> where;
+    std::vector<int> lengths;
+    for (const Piece& d : pieces) {
+        if (d.bytes == 0) continue;
+        MPI_Get_address(d.data, &where.emplace_back());
+        lengths.push_back(static_cast<int>(d.bytes));
+    }
+    int rc = MPI_Type_create_hindexed(static_cast<int>(where.size()), lengths.data(), where.data(), MPI_BYTE, &t);
+    if (rc != MPI_SUCCESS) {
+        t = MPI_DATATYPE_NULL;
+        return rc;
+    }
+    return MPI_Type_commit(&t);
 }
 
 }  // namespace rampart::comm::detail

@@ -239,25 +239,43 @@ void engine::impl::become(int logical) {
 // it), then triples (tag, log base, next send sequence) of the channels to it.
 // Idle spares send nothing.
 bool engine::impl::exchange_and_resend(recovery_record& r) {
+    std::vector<channel_counts> from;
+    if (!exchange_channel_counts(from)) return false;
+    if (role_ != role::working) return true;
+    resume_receive_streams(from);
+    if (logging_) resend_unreceived(from, r);
+    return true;
+}
+
+// What this process tells each process (by rank in comm_): the messages it
+// holds from it per tag, and per tag the messages it sent to it (from the
+// base of its log, or from the next one without a log).
+std::vector<channel_counts> engine::impl::my_channel_counts(std::size_t processes) const {
+    std::vector<channel_counts> mine(processes);
+    for (auto& [key, ch] : channels_) {
+        const int cr = comm_rank_of_logical(key.first);
+        if (ch.held() == 0 || cr < 0) continue;
+        mine[static_cast<std::size_t>(cr)].held.push_back({key.second, ch.held()});
+    }
+    for (auto& [key, next] : next_send_sequence_) {
+        const int cr = comm_rank_of_logical(key.first);
+        if (cr < 0) continue;
+        // Without a log nothing is sent again: the channel goes on at `next`.
+        const std::uint64_t base = logging_ ? std::min(log_.base(key.first, key.second), next) : next;
+        mine[static_cast<std::size_t>(cr)].sending.push_back({key.second, base, next});
+    }
+    return mine;
+}
+
+// One all-to-all of sizes and one all-to-allv of counts (as in the paper),
+// confirmed by an agreement; `from` gets what each process said, checked
+// (idle spares say nothing, and are told nothing).
+bool engine::impl::exchange_channel_counts(std::vector<channel_counts>& from) {
     int m = 0;
     MPI_Comm_size(comm_, &m);
     const auto M = static_cast<std::size_t>(m);
     const bool working = role_ == role::working;
-    std::vector<channel_counts> mine(M);
-    if (working) {
-        for (auto& [key, ch] : channels_) {
-            const int cr = comm_rank_of_logical(key.first);
-            if (ch.held() == 0 || cr < 0) continue;
-            mine[static_cast<std::size_t>(cr)].held.push_back({key.second, ch.held()});
-        }
-        for (auto& [key, next] : next_send_sequence_) {
-            const int cr = comm_rank_of_logical(key.first);
-            if (cr < 0) continue;
-            // Without a log nothing is sent again: the channel goes on at `next`.
-            const std::uint64_t base = logging_ ? std::min(log_.base(key.first, key.second), next) : next;
-            mine[static_cast<std::size_t>(cr)].sending.push_back({key.second, base, next});
-        }
-    }
+    const std::vector<channel_counts> mine = working ? my_channel_counts(M) : std::vector<channel_counts>(M);
     std::vector<int> send_counts(M), recv_counts(M), send_displs(M), recv_displs(M);
     std::vector<std::uint64_t> flat;
     for (std::size_t i = 0; i < M; ++i) {
@@ -279,11 +297,8 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
         if (rc != MPI_SUCCESS) failure_text(rc);
         return false;
     }
-    if (!working) return true;
-
-    // What each process said, checked.
-    std::vector<channel_counts> from(M);
-    for (std::size_t i = 0; i < M; ++i) {
+    from.assign(M, {});
+    for (std::size_t i = 0; i < M && working; ++i) {
         const std::size_t at = static_cast<std::size_t>(recv_displs[i]), n = static_cast<std::size_t>(recv_counts[i]);
         if (n == 0) continue;  // an idle spare
         auto said = decode_channel_counts(got.data() + at, n, owner_.max_tag_);
@@ -295,10 +310,12 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
         }
         from[i] = std::move(*said);
     }
+    return true;
+}
 
-    // Receiving side: where each source's messages resume. A source that
-    // says nothing of a channel (a replacement that starts again) will send
-    // it from 0.
+// Receiving side: where each source's messages resume. A source that says
+// nothing of a channel (a replacement that starts again) will send it from 0.
+void engine::impl::resume_receive_streams(const std::vector<channel_counts>& from) {
     for (int source = 0; source < owner_.size_; ++source) {
         const int cr = comm_rank_of_logical(source);
         if (cr < 0) continue;
@@ -312,8 +329,10 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
             ch.stream_next = std::min(std::max(ch.held(), s.base), s.next);
         }
     }
+}
 
-    if (!logging_) return true;
+// Sending side: from the log, what each receiver does not hold yet.
+void engine::impl::resend_unreceived(const std::vector<channel_counts>& from, recovery_record& r) {
     const std::uint64_t resent_before = resent_.load(), bytes_before = resent_bytes_.load();
     for (int dest = 0; dest < owner_.size_; ++dest) {
         const int cr = comm_rank_of_logical(dest);
@@ -337,7 +356,6 @@ bool engine::impl::exchange_and_resend(recovery_record& r) {
     }
     r.resent_messages += resent_.load() - resent_before;
     r.resent_bytes += resent_bytes_.load() - bytes_before;
-    return true;
 }
 
 // Every process hands every other the recovery states of its services:
