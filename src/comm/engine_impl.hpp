@@ -382,6 +382,23 @@ auto engine::impl::run_on_engine(F f) -> decltype(f()) {
     return result.get();
 }
 
+// A datatype that covers the envelope and the payload where they lie, so one
+// message carries both without copying the payload.
+inline MPI_Datatype message_type(const void* env, const void* payload, std::size_t payload_bytes) {
+    MPI_Aint addr[2];
+    MPI_Get_address(env, &addr[0]);
+    int lengths[2] = {static_cast<int>(sizeof(envelope)), static_cast<int>(payload_bytes)};
+    int blocks = 1;
+    if (payload_bytes > 0) {
+        MPI_Get_address(payload, &addr[1]);
+        blocks = 2;
+    }
+    MPI_Datatype t;
+    MPI_Type_create_hindexed(blocks, lengths, addr, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
 // A datatype that covers pieces of memory where they lie (used with
 // MPI_BOTTOM), skipping empty ones; MPI's error code, and `t` to free.
 template <class Piece>
