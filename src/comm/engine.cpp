@@ -7,7 +7,7 @@
 
 #include <rampart/comm/comm.hpp>
 #include <rampart/resilience/errors.hpp>
-#include <rampart/task/detail/scheduler.hpp>
+#include <rampart/task/runtime_hooks.hpp>
 #include <rampart/task/counters.hpp>
 #include <rampart/task/runtime.hpp>
 
@@ -417,7 +417,7 @@ namespace {
 void start_under_mpiexec() {
     if (distributed()) engine::get();
 }
-[[maybe_unused]] const bool start_hook_set = (rampart::detail::set_runtime_start_hook(&start_under_mpiexec), true);
+[[maybe_unused]] const bool start_hook_set = (rampart::set_runtime_start_hook(&start_under_mpiexec), true);
 
 // Every isend and irecv asks for the engine: after the first call this is
 // one atomic load, the mutex guards only the creation.
@@ -431,12 +431,16 @@ engine& engine::get() {
     static std::mutex m;
     std::lock_guard lock(m);
     if (!instance.load(std::memory_order_relaxed)) {
-        auto& sched = rampart::detail::scheduler::get();  // throws without a runtime
+        // Registered first: it throws when no runtime is alive.
+        auto started = std::make_shared<engine*>(nullptr);
+        rampart::at_runtime_shutdown([started] {
+            if (*started) (*started)->impl_->stop();
+        });
         auto* e = new engine();
         e->config_ = read_environment_config();
         e->impl_ = new impl(*e);
         const bool spare = e->impl_->start(e->config_.spares);
-        sched.on_shutdown([e] { e->impl_->stop(); });
+        *started = e;
         if (e->impl_->wait_while_spare() == impl::role::released) {
             // The job ended without needing this spare. It never ran the
             // program, so it leaves without running any of it.

@@ -19,7 +19,8 @@
 #include "engine_impl.hpp"
 
 #include <rampart/resilience/errors.hpp>
-#include <rampart/task/runtime.hpp>
+#include <rampart/task/errors.hpp>
+#include <rampart/task/runtime_hooks.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -270,7 +271,7 @@ void on_runtime_end(bool exception_in_flight) {
     if (auto cause = e->failure_here()) {
         // A task failed for good and ended the job, and the program went on
         // to its end without seeing it: the job must not look successful.
-        std::fprintf(stderr, "rampart: rank %d: %s\n", e->rank(), rampart::detail::describe(cause).c_str());
+        std::fprintf(stderr, "rampart: rank %d: %s\n", e->rank(), rampart::describe(cause).c_str());
         std::fflush(nullptr);
         ::_exit(EXIT_FAILURE);
     }
@@ -315,8 +316,8 @@ void on_process_exit(int status, void*) {
     }
 }
 
-[[maybe_unused]] const bool end_hooks_set = (rampart::detail::set_runtime_end_hook(&on_runtime_end),
-                                              rampart::detail::set_task_failure_hook(&on_task_failure), true);
+[[maybe_unused]] const bool end_hooks_set = (rampart::set_runtime_end_hook(&on_runtime_end),
+                                              rampart::set_task_failure_hook(&on_task_failure), true);
 
 }  // namespace
 

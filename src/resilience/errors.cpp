@@ -1,6 +1,7 @@
 #include <rampart/resilience/errors.hpp>
 #include <rampart/task/counters.hpp>
 #include <rampart/task/runtime.hpp>
+#include <rampart/task/runtime_hooks.hpp>
 
 namespace rampart {
 
@@ -23,16 +24,6 @@ injected_fault::injected_fault() : error("rampart: injected fault") {}
 
 namespace detail {
 
-std::string describe(const std::exception_ptr& e) {
-    if (!e) return "no exception";
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-        return x.what();
-    } catch (...) {
-        return "an exception not derived from std::exception";
-    }
-}
 
 std::string failure_cause(const std::exception_ptr& e) {
     try {

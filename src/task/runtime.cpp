@@ -1,9 +1,12 @@
 #include <rampart/task/config.hpp>
 #include <rampart/task/runtime.hpp>
 #include <rampart/task/errors.hpp>
+#include <rampart/task/runtime_hooks.hpp>
 
 #include <atomic>
 #include <exception>
+#include <string>
+#include <utility>
 
 namespace rampart {
 
@@ -13,9 +16,10 @@ std::atomic<void (*)(bool)> end_hook{nullptr};
 std::atomic<void (*)(std::exception_ptr)> task_failure_hook{nullptr};
 }  // namespace
 
-void detail::set_runtime_start_hook(void (*hook)()) { start_hook.store(hook); }
-void detail::set_runtime_end_hook(void (*hook)(bool)) { end_hook.store(hook); }
-void detail::set_task_failure_hook(void (*hook)(std::exception_ptr)) { task_failure_hook.store(hook); }
+void set_runtime_start_hook(void (*hook)()) { start_hook.store(hook); }
+void set_runtime_end_hook(void (*hook)(bool)) { end_hook.store(hook); }
+void set_task_failure_hook(void (*hook)(std::exception_ptr)) { task_failure_hook.store(hook); }
+void at_runtime_shutdown(std::function<void()> f) { detail::scheduler::get().on_shutdown(std::move(f)); }
 void detail::task_failed_for_good(const std::exception_ptr& cause) {
     if (auto hook = task_failure_hook.load()) hook(cause);
 }
@@ -33,6 +37,17 @@ runtime::~runtime() {
     // An exception leaves the program while tasks and other ranks may wait on
     // this one: the job ends before the tasks are waited for.
     if (auto hook = end_hook.load()) hook(std::uncaught_exceptions() > uncaught_);
+}
+
+std::string describe(const std::exception_ptr& e) {
+    if (!e) return "no exception";
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "an exception not derived from std::exception";
+    }
 }
 
 int runtime::threads() const noexcept { return sched_->threads(); }

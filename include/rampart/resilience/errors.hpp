@@ -68,8 +68,6 @@ public:
 
 namespace detail {
 
-/// The what() of an exception_ptr's exception, for messages.
-std::string describe(const std::exception_ptr& e);
 /// describe(e), but for a task_failed its cause(): what a task that failed
 /// on it reports, so that messages do not nest along a chain of tasks.
 std::string failure_cause(const std::exception_ptr& e);

@@ -3,7 +3,9 @@
 // so `catch (const rampart::error&)` catches any failure of the runtime and
 // `catch (const std::invalid_argument&)` any argument it refused.
 
+#include <exception>
 #include <stdexcept>
+#include <string>
 
 namespace rampart {
 
@@ -21,5 +23,11 @@ class invalid_argument : public std::invalid_argument {
 public:
     using std::invalid_argument::invalid_argument;
 };
+
+/// The what() of the exception in `e`, for messages ("no exception" for
+/// none, a fixed text for one not derived from std::exception).
+///
+///     std::fprintf(stderr, "failed: %s\n", rampart::describe(std::current_exception()).c_str());
+std::string describe(const std::exception_ptr& e);
 
 }  // namespace rampart

@@ -8,22 +8,6 @@
 
 namespace rampart {
 
-namespace detail {
-/// Called by each runtime once its workers run. The comm layer sets it, when
-/// it is linked in, to start MPI under mpiexec: a spare rank then waits in the
-/// runtime's constructor until it replaces a crashed rank.
-void set_runtime_start_hook(void (*hook)());
-/// Called when a runtime is destroyed, telling whether an exception leaves
-/// its scope: the comm layer then ends the whole job (the program failed on
-/// this rank).
-void set_runtime_end_hook(void (*hook)(bool exception_in_flight));
-/// A resilient task failed for good (its replays or replicas exhausted).
-/// In a job of several ranks that ends the job (set by the comm layer):
-/// other ranks would wait forever for what the task did not send.
-void set_task_failure_hook(void (*hook)(std::exception_ptr));
-void task_failed_for_good(const std::exception_ptr& cause);
-}  // namespace detail
-
 /// The rampart runtime of this process: a oneTBB arena with `threads` worker
 /// threads, one of which is the thread that waits (usually main). Exactly one
 /// may exist at a time; its destructor waits for every task. Under mpiexec,
