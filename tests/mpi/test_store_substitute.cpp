@@ -6,27 +6,26 @@
 // failure and was abandoned) and load every block of it back, byte for byte.
 // With "late" the survivors wait for the recovery before they submit, so
 // that the replacement takes part in their first try.
-// Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter1 mpiexec -n 5 ... [early|late]
-#include <rampart/recovery/recovery.hpp>
+// Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter1 mpiexec -n 5 ... --gtest_filter=StoreSubstitute.Early (or .Late)
 #include <rampart/comm/comm.hpp>
-#include <rampart/rampart.hpp>
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/store/store.hpp>
 
-#include <cstdio>
-#include <cstring>
-#include <string>
-#include <thread>
+#include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "harness.hpp"
 #include "store_data.hpp"
 
 namespace rs = rampart::store;
 
-int main(int argc, char** argv) {
-    const bool late = argc > 1 && std::string(argv[1]) == "late";
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
-    rampart::runtime rt(1);
-    const int me = rampart::comm::rank(), p = rampart::comm::size();
-    const int incarnation = rampart::recovery::incarnation();
+namespace {
+
+// Version 2 is submitted until it is complete (at most 3 tries: a try cut by
+// the recovery is abandoned), then loaded back whole.
+void substitute(bool late) {
+    const int me = mpi_test::rank(), p = mpi_test::size(), incarnation = mpi_test::incarnation();
     const std::size_t bb = 48;
     const std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p), first = per * static_cast<std::uint64_t>(me);
     rs::options o;
@@ -36,29 +35,25 @@ int main(int argc, char** argv) {
         s.submit(first, store_test::blocks(first, per, bb, 1), n);
         s.load(std::span<const rs::id_range>{});
         rampart::recovery::report_iteration(1);  // rank 1 dies here
-        while (late && rampart::recovery::recoveries() == 0) std::this_thread::yield();
+        if (late) mpi_test::wait_for_recoveries(1);
     }
     int tries = 0;
-    for (;;) {
+    for (bool complete = false; !complete && tries < 3;) {
         ++tries;
         try {
-            if (s.submit(first, store_test::blocks(first, per, bb, 2), n) == 2) break;
+            complete = s.submit(first, store_test::blocks(first, per, bb, 2), n) == 2;
         } catch (const rs::store_error& e) {
             std::printf("rank %d: %s\n", me, e.what());
         }
-        if (tries == 3) {
-            std::printf("rank %d: FAIL: version 2 not complete after 3 tries\n", me);
-            return 1;
-        }
     }
-    const auto got = s.load({{0, n}});
-    const auto want = store_test::blocks(0, n, bb, 2);
-    if (got != std::vector<char>(reinterpret_cast<const char*>(want.data()),
-                                 reinterpret_cast<const char*>(want.data()) + want.size())) {
-        std::printf("rank %d: FAIL: wrong bytes\n", me);
-        return 1;
-    }
+    ASSERT_EQ(s.version(), 2u) << "version 2 not complete after 3 tries";
+    EXPECT_BYTES_EQ(s.load({{0, n}}), store_test::blocks(0, n, bb, 2));
+    if (me == 1) EXPECT_EQ(incarnation, 1) << "rank 1 was not replaced";
     std::printf("rank %d (incarnation %d): version 2 complete after %d tries, %llu blocks equal\n", me, incarnation,
                 tries, static_cast<unsigned long long>(n));
-    return 0;
 }
+
+}  // namespace
+
+TEST(StoreSubstitute, Early) { substitute(false); }
+TEST(StoreSubstitute, Late) { substitute(true); }

@@ -3,12 +3,13 @@
 // Every survivor's service must get, in that recovery, each survivor's state
 // and nothing for rank 1 (its new process has no service yet); the
 // replacement, creating its service after the recovery, must find the same
-// states through engine::recovery_states. Prints "states agree" on success.
-// Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter5 mpiexec -n 4 ...
+// states through last_recovery_states(). Prints "states agree" on success.
+// Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter5 mpiexec -n 5 ...
 #include <rampart/comm/comm.hpp>
 #include <rampart/comm/service.hpp>
 #include <rampart/recovery/recovery.hpp>
-#include <rampart/rampart.hpp>
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "harness.hpp"
 
 
 namespace {
@@ -69,27 +72,15 @@ std::string check(const std::vector<std::vector<char>>& states, int size) {
 
 }  // namespace
 
-int main() {
-    rampart::runtime rt(1);
-    const int me = rampart::comm::rank(), size = rampart::comm::size();
-    const int incarnation = rampart::recovery::incarnation();
-    std::string problem;
-    {
+TEST(ServiceStates, EveryProcessGetsTheSameStatesAtARecovery) {
+    const int size = mpi_test::size(), incarnation = mpi_test::incarnation();
     probe p;
     if (incarnation > 0) {
-        problem = check(p.states_at_start(), size);
+        EXPECT_EQ(check(p.states_at_start(), size), "");
     } else {
         for (std::uint64_t it = 0; it < 10; ++it) rampart::recovery::report_iteration(it);  // rank 1 dies at 5
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (p.recoveries() == 0 && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        problem = p.recoveries() == 0 ? "no recovery" : check(p.seen(), size);
+        ASSERT_TRUE(mpi_test::wait_until([&] { return p.recoveries() > 0; })) << "no recovery";
+        EXPECT_EQ(check(p.seen(), size), "");
     }
-    }
-    if (!problem.empty()) {
-        std::printf("rank %d (incarnation %d): FAIL: %s\n", me, incarnation, problem.c_str());
-        return 1;
-    }
-    std::printf("rank %d (incarnation %d): states agree\n", me, incarnation);
-    return 0;
+    std::printf("rank %d (incarnation %d): states agree\n", mpi_test::rank(), incarnation);
 }
