@@ -1,4 +1,12 @@
-// The README's example: replay, replicate with vote, dataflow, and counters.
+// Resilient tasks, the README's example: a task replayed when it throws or
+// its result fails validation, three copies of a task whose majority vote
+// hides a silently corrupted copy, and a dataflow task that combines them.
+// The fault injector's seed makes one attempt throw and corrupts one copy;
+// the counters show both handled.
+//
+//   build/apps/examples/rampart-quickstart
+//
+// Prints: result 42.0, counters {..., "replays":1, ..., "votes_lost":1, ...}
 #include <rampart/rampart.hpp>
 
 #include <cmath>
