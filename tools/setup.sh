@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libtbb-dev libcereal-dev libxxhash-dev
-          libgtest-dev libbenchmark-dev python3-venv)
+          libgtest-dev libbenchmark-dev python3-venv libcli11-dev nlohmann-json3-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-namespace rampart::cli {
+namespace rampart::apps {
 
 inline std::string hex64(std::uint64_t v) {
     char hex[17];
@@ -13,4 +13,4 @@ inline std::string hex64(std::uint64_t v) {
     return hex;
 }
 
-}  // namespace rampart::cli
+}  // namespace rampart::apps

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace rampart::cli {
+namespace rampart::apps {
 
 inline std::uint64_t mix(std::uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -12,4 +12,4 @@ inline std::uint64_t mix(std::uint64_t z) {
     return z ^ (z >> 31);
 }
 
-}  // namespace rampart::cli
+}  // namespace rampart::apps

@@ -22,7 +22,7 @@ namespace rampart::kmeans {
 
 namespace {
 
-using cli::mix;
+using apps::mix;
 
 double unit(std::uint64_t x) { return static_cast<double>(x >> 11) * 0x1.0p-53; }  // [0, 1)
 
@@ -70,9 +70,9 @@ result make_result(const chunking& g, const std::vector<std::uint64_t>& digests,
     const std::uint64_t a = XXH3_64bits(digests.data(), digests.size() * sizeof(std::uint64_t));
     const std::uint64_t z = XXH3_64bits(centers.data(), centers.size() * sizeof(double));
     const std::uint64_t both[2] = {a, z};
-    r.assignments = cli::hex64(a);
-    r.centers_hash = cli::hex64(z);
-    r.checksum = cli::hex64(XXH3_64bits(both, sizeof both));
+    r.assignments = apps::hex64(a);
+    r.centers_hash = apps::hex64(z);
+    r.checksum = apps::hex64(XXH3_64bits(both, sizeof both));
     r.centers = std::move(centers);
     r.chunks = digests.size();
     return r;

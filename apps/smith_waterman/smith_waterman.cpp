@@ -20,7 +20,7 @@
 namespace rampart::smith_waterman {
 
 namespace {
-using cli::mix;
+using apps::mix;
 }  // namespace
 
 std::string make_sequence(std::size_t length, std::uint64_t seed) {
@@ -308,7 +308,7 @@ result run(const config& c) {
     } else {
         place(0, cols, digests);
     }
-    res.checksum = cli::hex64(XXH3_64bits(all.data(), all.size() * sizeof(std::uint64_t)));
+    res.checksum = apps::hex64(XXH3_64bits(all.data(), all.size() * sizeof(std::uint64_t)));
     return res;
 }
 

@@ -312,7 +312,7 @@ result run(const config& c) {
         XXH3_state_t* h = XXH3_createState();
         XXH3_64bits_reset(h);
         for (auto& f : cur) XXH3_64bits_update(h, f.get().values.data(), f.get().values.size() * sizeof(double));
-        res.checksum = cli::hex64(XXH3_64bits_digest(h));
+        res.checksum = apps::hex64(XXH3_64bits_digest(h));
         XXH3_freeState(h);
         return res;
     }
@@ -343,7 +343,7 @@ result run(const config& c) {
         auto theirs = comm::irecv<decltype(mine)>(r, tag_counts).get();
         for (std::size_t j = 0; j < total.size(); ++j) total[j] += theirs[j];
     }
-    res.checksum = cli::hex64(XXH3_64bits_digest(h));
+    res.checksum = apps::hex64(XXH3_64bits_digest(h));
     XXH3_freeState(h);
     res.faults_injected = total[0];
     res.cpu_seconds = 1e-6 * static_cast<double>(total[1]);

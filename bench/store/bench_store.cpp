@@ -39,13 +39,14 @@
 // row has store::counters().bytes_held after the last submit (maximum and
 // minimum over ranks) and its ratio to r x bytes per PE.
 
-#include "../../apps/common/cli.hpp"
 
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/store.hpp>
 
+#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -58,7 +59,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -397,69 +397,91 @@ private:
         std::vector<measured> all{mine};
         for (int q = 1; q < p_; ++q)
             all.push_back(measured::unpack(rampart::comm::irecv<std::vector<double>>(q, gather_tag).get(), reps));
-        std::vector<double> per_rep(reps, 0), rank0 = mine.ms;
-        double bytes = 0, held = 0, held_min = all[0].bytes_held, rss = 0, caller = 0, engine = 0, faults = 0, switches = 0, bad = 0;
-        for (const measured& m : all) {
-            for (std::size_t i = 0; i < reps; ++i) per_rep[i] = std::max(per_rep[i], m.ms[i]);
-            bytes = std::max(bytes, m.bytes);
-            held = std::max(held, m.bytes_held);
-            held_min = std::min(held_min, m.bytes_held);
-            rss = std::max(rss, m.peak_rss);
-            caller = std::max(caller, m.caller_cpu_ms);
-            engine = std::max(engine, m.engine_cpu_ms);
-            faults = std::max(faults, m.page_faults);
-            switches = std::max(switches, m.switches);
-            bad += m.mismatches;
-        }
-        const double med = median(per_rep);
-        const double lo = per_rep.empty() ? 0 : *std::min_element(per_rep.begin(), per_rep.end());
-        const double hi = per_rep.empty() ? 0 : *std::max_element(per_rep.begin(), per_rep.end());
-        const double data_r = static_cast<double>(c_.bytes_per_pe) * store_.replicas();
-        const bool is_submit = op == "submit";
-        const char* to = op.find("one_pe") != std::string::npos ? (c_.one_pe_to_all ? "all" : "others") : "";
-        if (c_.json) {
-            std::ostringstream runs;
-            for (std::size_t i = 0; i < reps; ++i) runs << (i ? "," : "") << per_rep[i];
-            std::printf("{\"op\":\"%s\",\"ranks\":%d,\"bytes_per_pe\":%llu,\"block_bytes\":%zu,\"replicas\":%d,"
-                        "\"permutation_range_bytes\":%llu,\"median_ms\":%.4f,\"min_ms\":%.4f,\"max_ms\":%.4f,"
-                        "\"rank0_median_ms\":%.4f,\"timing\":\"max over ranks per repetition\",\"repeat\":%zu,"
-                        "\"warmup\":%zu,\"bytes_per_rank\":%.0f,",
-                        op.c_str(), p_, static_cast<unsigned long long>(c_.bytes_per_pe), c_.block_bytes,
-                        store_.replicas(), static_cast<unsigned long long>(c_.permutation_range_bytes), med, lo, hi,
-                        median(rank0), reps, op == "submit" ? std::max<std::size_t>(c_.warmup, 1) : c_.warmup, bytes);
-            if (*to) std::printf("\"one_pe_to\":\"%s\",", to);
-            if (is_submit)
-                std::printf("\"bytes_held_per_pe\":%.0f,\"bytes_held_per_pe_min\":%.0f,\"held_over_r_times_data\":%.4f,",
-                            held, held_min, held / data_r);
-            std::printf("\"peak_rss_bytes\":%.0f,\"caller_cpu_ms\":%.3f,\"engine_cpu_ms\":%.3f,\"page_faults\":%.0f,\"context_switches\":%.0f,"
-                        "\"verified\":%s,\"runs_ms\":[%s]}\n",
-                        rss, caller, engine, faults, switches, bad == 0 ? "true" : "false", runs.str().c_str());
-        } else {
-            if (!printed_header_) {
-                std::printf("%d ranks, %llu bytes per PE, %zu-byte blocks, r = %d, %s; median of %zu, max over ranks\n",
-                            p_, static_cast<unsigned long long>(c_.bytes_per_pe), c_.block_bytes, store_.replicas(),
-                            c_.permutation_range_bytes
-                                ? ("permutation ranges of " + std::to_string(c_.permutation_range_bytes) + " bytes").c_str()
-                                : "no permutation",
-                            c_.repeat);
-                std::printf("%-16s %14s %11s %11s %11s %11s %11s %9s  %s\n", "op", "bytes/rank", "median ms", "min ms",
-                            "max ms", "caller cpu", "engine cpu", "faults", "notes");
-                printed_header_ = true;
-            }
-            std::string notes;
-            if (is_submit) {
-                char b[160];
-                std::snprintf(b, sizeof b, "held %.0f bytes/PE = %.3f x r x data", held, held / data_r);
-                notes = b;
-            }
-            if (*to) notes += std::string("to ") + to;
-            if (bad) notes += " MISMATCH";
-            std::printf("%-16s %14.0f %11.3f %11.3f %11.3f %11.3f %11.3f %9.0f  %s\n", op.c_str(), bytes, med, lo, hi,
-                        caller, engine, faults, notes.c_str());
-        }
+        const summary m = summarize(all);
+        if (c_.json)
+            std::printf("%s\n", to_json(op, mine, m).dump().c_str());
+        else
+            print_row(op, m);
         std::fflush(stdout);
-        if (bad) std::fprintf(stderr, "rampart-bench-store: %s: %.0f repetitions returned wrong bytes\n", op.c_str(), bad);
-        return static_cast<std::uint64_t>(bad);
+        if (m.bad)
+            std::fprintf(stderr, "rampart-bench-store: %s: %.0f repetitions returned wrong bytes\n", op.c_str(), m.bad);
+        return static_cast<std::uint64_t>(m.bad);
+    }
+
+    // Over all ranks: per repetition the slowest rank's time, else maxima.
+    struct summary {
+        std::vector<double> per_rep;
+        double bytes = 0, held = 0, held_min = 0, rss = 0, caller = 0, engine = 0, faults = 0, switches = 0, bad = 0;
+    };
+    static summary summarize(const std::vector<measured>& all) {
+        summary m;
+        m.per_rep.assign(all[0].ms.size(), 0);
+        m.held_min = all[0].bytes_held;
+        for (const measured& x : all) {
+            for (std::size_t i = 0; i < m.per_rep.size(); ++i) m.per_rep[i] = std::max(m.per_rep[i], x.ms[i]);
+            m.bytes = std::max(m.bytes, x.bytes);
+            m.held = std::max(m.held, x.bytes_held);
+            m.held_min = std::min(m.held_min, x.bytes_held);
+            m.rss = std::max(m.rss, x.peak_rss);
+            m.caller = std::max(m.caller, x.caller_cpu_ms);
+            m.engine = std::max(m.engine, x.engine_cpu_ms);
+            m.faults = std::max(m.faults, x.page_faults);
+            m.switches = std::max(m.switches, x.switches);
+            m.bad += x.mismatches;
+        }
+        return m;
+    }
+
+    const char* one_pe_to(const std::string& op) const {
+        return op.find("one_pe") != std::string::npos ? (c_.one_pe_to_all ? "all" : "others") : "";
+    }
+
+    nlohmann::ordered_json to_json(const std::string& op, const measured& mine, const summary& m) const {
+        const auto [lo, hi] = std::minmax_element(m.per_rep.begin(), m.per_rep.end());
+        const double data_r = static_cast<double>(c_.bytes_per_pe) * store_.replicas();
+        nlohmann::ordered_json j = {
+            {"op", op}, {"ranks", p_}, {"bytes_per_pe", c_.bytes_per_pe}, {"block_bytes", c_.block_bytes},
+            {"replicas", store_.replicas()}, {"permutation_range_bytes", c_.permutation_range_bytes},
+            {"median_ms", median(m.per_rep)}, {"min_ms", *lo}, {"max_ms", *hi}, {"rank0_median_ms", median(mine.ms)},
+            {"timing", "max over ranks per repetition"}, {"repeat", m.per_rep.size()},
+            {"warmup", op == "submit" ? std::max<std::size_t>(c_.warmup, 1) : c_.warmup}, {"bytes_per_rank", m.bytes}};
+        if (*one_pe_to(op)) j["one_pe_to"] = one_pe_to(op);
+        if (op == "submit") {
+            j["bytes_held_per_pe"] = m.held;
+            j["bytes_held_per_pe_min"] = m.held_min;
+            j["held_over_r_times_data"] = m.held / data_r;
+        }
+        j.update(nlohmann::ordered_json{{"peak_rss_bytes", m.rss}, {"caller_cpu_ms", m.caller},
+                                        {"engine_cpu_ms", m.engine}, {"page_faults", m.faults},
+                                        {"context_switches", m.switches}, {"verified", m.bad == 0},
+                                        {"runs_ms", m.per_rep}});
+        return j;
+    }
+
+    void print_row(const std::string& op, const summary& m) {
+        if (!printed_header_) {
+            std::printf("%d ranks, %llu bytes per PE, %zu-byte blocks, r = %d, %s; median of %zu, max over ranks\n", p_,
+                        static_cast<unsigned long long>(c_.bytes_per_pe), c_.block_bytes, store_.replicas(),
+                        c_.permutation_range_bytes
+                            ? ("permutation ranges of " + std::to_string(c_.permutation_range_bytes) + " bytes").c_str()
+                            : "no permutation",
+                        c_.repeat);
+            std::printf("%-16s %14s %11s %11s %11s %11s %11s %9s  %s\n", "op", "bytes/rank", "median ms", "min ms",
+                        "max ms", "caller cpu", "engine cpu", "faults", "notes");
+            printed_header_ = true;
+        }
+        const auto [lo, hi] = std::minmax_element(m.per_rep.begin(), m.per_rep.end());
+        std::string notes;
+        if (op == "submit") {
+            char b[160];
+            const double data_r = static_cast<double>(c_.bytes_per_pe) * store_.replicas();
+            std::snprintf(b, sizeof b, "held %.0f bytes/PE = %.3f x r x data", m.held, m.held / data_r);
+            notes = b;
+        }
+        if (*one_pe_to(op)) notes += std::string("to ") + one_pe_to(op);
+        if (m.bad) notes += " MISMATCH";
+        std::printf("%-16s %14.0f %11.3f %11.3f %11.3f %11.3f %11.3f %9.0f  %s\n", op.c_str(), m.bytes, median(m.per_rep),
+                    *lo, *hi, m.caller, m.engine, m.faults, notes.c_str());
     }
 
     config c_;
@@ -471,64 +493,45 @@ private:
     bool printed_header_ = false;
 };
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream in(s);
-    for (std::string x; std::getline(in, x, ',');)
-        if (!x.empty()) out.push_back(x);
-    return out;
-}
-
-void usage() {
-    std::puts(
-        "usage: mpiexec -n P rampart-bench-store [--bytes-per-pe 16777216] [--block-bytes 64] [--replicas 4]\n"
-        "         [--permutation-range-bytes 0] [--repeat 10] [--warmup 1] [--seed 1]\n"
-        "         [--ops submit,load_one_pe,load_all,load_one_pe_into,load_all_into,ifstream_one_pe,ifstream_all]\n"
-        "         [--one-pe-to others|all]\n"
-        "         [--threads 1] [--tmpdir $TMPDIR|/tmp] [--json]\n"
-        "Times submit, loading rank 0's data on the other ranks (load_one_pe), loading\n"
-        "all data with no rank getting its own (load_all), both also into memory of the\n"
-        "program's (load_one_pe_into, load_all_into), and reading the same bytes\n"
-        "with std::ifstream. Median over the repetitions of the slowest rank's time.\n"
-        "--replicas 0 means min(4, ranks); --permutation-range-bytes 0: no permutation.");
+void add_options(CLI::App& app, config& c, int& threads, std::string& to) {
+    app.add_option("--bytes-per-pe", c.bytes_per_pe, "bytes each rank submits (a multiple of --block-bytes)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+    app.add_option("--block-bytes", c.block_bytes, "bytes per block")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+    app.add_option("--replicas", c.replicas, "copies of each block; 0: min(4, ranks)")->check(CLI::Range(0, 1 << 20));
+    app.add_option("--permutation-range-bytes", c.permutation_range_bytes, "bytes per permutation range; 0: none");
+    app.add_option("--repeat", c.repeat, "timed repetitions")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    app.add_option("--warmup", c.warmup, "repetitions not timed");
+    app.add_option("--seed", c.seed, "seed of the data");
+    app.add_option("--ops", c.ops, "operations, comma separated")->delimiter(',')->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)->check(CLI::IsMember(all_ops));
+    app.add_option("--one-pe-to", to, "who loads rank 0's data")->check(CLI::IsMember({"others", "all"}));
+    app.add_option("--threads", threads, "worker threads per rank")->check(CLI::Range(1, 4096));
+    app.add_option("--tmpdir", c.tmpdir, "where the ifstream operations write their files");
+    app.add_flag("--json", c.json, "one JSON object per operation");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    CLI::App app{"Times submit, loading rank 0's data on the other ranks (load_one_pe), loading all data with no "
+                 "rank getting its own (load_all), both also into memory of the program's (load_one_pe_into, "
+                 "load_all_into), and reading the same bytes with std::ifstream. Median over the repetitions of the "
+                 "slowest rank's time. Run under mpiexec."};
+    // An option given twice takes its last value, so that scripts can override what they pass.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    config c;
+    c.ops = all_ops;
+    const char* tmp = std::getenv("TMPDIR");
+    c.tmpdir = tmp && *tmp ? tmp : "/tmp";
+    int threads = 1;
+    std::string to = "others";
+    add_options(app, c, threads, to);
+    CLI11_PARSE(app, argc, argv);
+    if (c.bytes_per_pe % c.block_bytes != 0) {
+        std::fprintf(stderr, "rampart-bench-store: --bytes-per-pe must be a multiple of --block-bytes\n");
+        return 2;
+    }
+    c.one_pe_to_all = to == "all";
     try {
-        rampart::cli::options opt(argc, argv, {"json", "help"});
-        if (opt.flag("help")) {
-            usage();
-            return 0;
-        }
-        config c;
-        c.bytes_per_pe = opt.get_uint("bytes-per-pe", c.bytes_per_pe);
-        c.block_bytes = opt.get_uint("block-bytes", c.block_bytes);
-        c.replicas = static_cast<int>(opt.get_uint("replicas", static_cast<std::uint64_t>(c.replicas)));
-        c.permutation_range_bytes = opt.get_uint("permutation-range-bytes", 0);
-        c.repeat = opt.get_uint("repeat", c.repeat);
-        c.warmup = opt.get_uint("warmup", c.warmup);
-        c.seed = opt.get_uint("seed", c.seed);
-        const std::string to = opt.get("one-pe-to", "others");
-        c.ops = split(opt.get("ops", "submit,load_one_pe,load_all,load_one_pe_into,load_all_into,ifstream_one_pe,ifstream_all"));
-        const int threads = static_cast<int>(opt.get_uint("threads", 1));
-        const char* tmp = std::getenv("TMPDIR");
-        c.tmpdir = opt.get("tmpdir", tmp && *tmp ? tmp : "/tmp");
-        c.json = opt.flag("json");
-        opt.finish();
-
-        if (c.block_bytes == 0) throw std::invalid_argument("--block-bytes must be positive");
-        if (c.bytes_per_pe == 0 || c.bytes_per_pe % c.block_bytes != 0)
-            throw std::invalid_argument("--bytes-per-pe must be a positive multiple of --block-bytes");
-        if (c.repeat == 0) throw std::invalid_argument("--repeat must be at least 1");
-        if (to != "others" && to != "all") throw std::invalid_argument("--one-pe-to expects others or all");
-        c.one_pe_to_all = to == "all";
-        for (const auto& op : c.ops)
-            if (std::find(all_ops.begin(), all_ops.end(), op) == all_ops.end())
-                throw std::invalid_argument("--ops: unknown operation '" + op + "'");
-        if (threads < 1) throw std::invalid_argument("--threads must be at least 1");
-
         rampart::runtime rt(threads);
         bench b(c);
         const std::uint64_t bad = b.run();

@@ -1,56 +1,64 @@
-// rampart-bench-spawn-floor: what spawning N empty tasks in a loop costs below
-// rampart's futures, to tell the runtime's own cost from oneTBB's:
-//   "scheduler"  rampart's scheduler (oneTBB d1 tasks, per-thread counts), no futures
-//   "task_group" oneTBB's own tbb::task_group::run + wait
+// rampart-bench-spawn-floor: what spawning N empty tasks in a loop costs,
+// to tell rampart's own cost from oneTBB's:
+//   "finish_async" rampart::async inside rampart::finish, futures dropped:
+//                  the cheapest way a program spawns tasks through rampart
+//   "task_group"   oneTBB's own tbb::task_group::run + wait
 // Prints one JSON object per line with --json.
 
-#include "../../apps/common/cli.hpp"
+#include <rampart/rampart.hpp>
 
-#include <rampart/task/runtime.hpp>
-
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <oneapi/tbb/task_group.h>
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
-int main(int argc, char** argv) {
-    try {
-        rampart::cli::options opt(argc, argv, {"json"});
-        const std::size_t n = opt.get_uint("tasks", 1000000);
-        const int threads = static_cast<int>(opt.get_uint("threads", 1));
-        const std::size_t repeat = opt.get_uint("repeat", 3);
-        const bool json = opt.flag("json");
-        opt.finish();
-        if (threads < 1) throw std::invalid_argument("--threads must be at least 1");
+namespace {
 
-        rampart::runtime rt(threads);
-        auto& sched = rampart::detail::scheduler::get();
-        std::vector<int> out(n);
-        for (std::size_t r = 0; r < repeat; ++r) {
-            for (const char* kind : {"scheduler", "task_group"}) {
-                double s = rt.run([&] {
-                    const auto t0 = std::chrono::steady_clock::now();
-                    if (std::string(kind) == "scheduler") {
-                        for (std::size_t i = 0; i < n; ++i) sched.spawn(nullptr, [&out, i] { out[i] = 1; });
-                        sched.wait_all();
-                    } else {
-                        oneapi::tbb::task_group g;
-                        for (std::size_t i = 0; i < n; ++i) g.run([&out, i] { out[i] = 2; });
-                        g.wait();
-                    }
-                    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                });
-                if (json)
-                    std::printf("{\"kind\":\"%s\",\"threads\":%d,\"tasks\":%zu,\"seconds\":%.6f,\"per_task_us\":%.4f,\"run\":%zu}\n",
-                                kind, threads, n, s, s / n * 1e6, r);
-                else
-                    std::printf("%-10s %d threads  %8.4f us/task\n", kind, threads, s / n * 1e6);
-            }
-        }
-        return 0;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "rampart-bench-spawn-floor: %s\n", e.what());
-        return 2;
+double spawn(const std::string& kind, std::vector<int>& out) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (kind == "finish_async") {
+        rampart::finish([&] {
+            for (std::size_t i = 0; i < out.size(); ++i) (void)rampart::async([&out, i] { out[i] = 1; });
+        });
+    } else {
+        oneapi::tbb::task_group g;
+        for (std::size_t i = 0; i < out.size(); ++i) g.run([&out, i] { out[i] = 2; });
+        g.wait();
     }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"The cost of spawning empty tasks through rampart and through oneTBB's task_group."};
+    // An option given twice takes its last value, so that scripts can override what they pass.
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    std::size_t n = 1000000, repeat = 3;
+    int threads = 1;
+    bool json = false;
+    app.add_option("--tasks", n, "tasks per run")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+    app.add_option("--threads", threads, "worker threads")->check(CLI::Range(1, 4096));
+    app.add_option("--repeat", repeat, "runs of each kind");
+    app.add_flag("--json", json, "one JSON object per run");
+    CLI11_PARSE(app, argc, argv);
+    rampart::runtime rt(threads);
+    std::vector<int> out(n);
+    for (std::size_t r = 0; r < repeat; ++r)
+        for (const std::string kind : {"finish_async", "task_group"}) {
+            const double s = rt.run([&] { return spawn(kind, out); });
+            const double per_task_us = s / static_cast<double>(n) * 1e6;
+            if (json)
+                std::printf("%s\n", nlohmann::ordered_json{{"kind", kind}, {"threads", threads}, {"tasks", n},
+                                                           {"seconds", s}, {"per_task_us", per_task_us}, {"run", r}}
+                                        .dump()
+                                        .c_str());
+            else
+                std::printf("%-12s %d threads  %8.4f us/task\n", kind.c_str(), threads, per_task_us);
+        }
+    return 0;
 }
