@@ -174,169 +174,164 @@ double process_cpu_seconds() {
            1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-}  // namespace
-
-result run(const config& c) {
+void check(const config& c) {
     if (c.subdomains < 1) throw rampart::invalid_argument("stencil: need at least one subdomain");
     if (c.steps < 1 || c.points < c.steps)
         throw rampart::invalid_argument("stencil: points per subdomain must be at least the time steps per task");
     if (!(c.courant > 0 && c.courant <= 1)) throw rampart::invalid_argument("stencil: Courant number must be in (0, 1]");
     if (c.replays < 1) throw rampart::invalid_argument("stencil: replays must be at least 1");
+}
 
-    // This process owns the global subdomains [lo, hi); with one process, all.
-    const std::size_t n = c.subdomains;
-    const int ranks = c.distributed ? comm::size() : 1;
-    const int me = c.distributed ? comm::rank() : 0;
-    if (static_cast<std::size_t>(ranks) > n)
-        throw rampart::invalid_argument("stencil: more ranks than subdomains");
-    const std::size_t lo = n * static_cast<std::size_t>(me) / static_cast<std::size_t>(ranks);
-    const std::size_t hi = n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(ranks);
-    const std::size_t local = hi - lo;
-    const int left_rank = (me + ranks - 1) % ranks, right_rank = (me + 1) % ranks;
-    const bool remote = ranks > 1;
+// This process owns the global subdomains [lo, hi); with one process, all.
+struct layout {
+    std::size_t n = 0, lo = 0, hi = 0, local = 0;
+    int ranks = 1, me = 0, left_rank = 0, right_rank = 0;
+    bool remote = false;
 
-    std::vector<shared_future<partition>> cur(local);
-    for (std::size_t k = 0; k < local; ++k) cur[k] = make_ready_future(initial(lo + k, c)).share();
-    // Ghosts of the neighbours' subdomains for the first iteration need no
-    // message: every process can compute the initial field.
+    explicit layout(const config& c) : n(c.subdomains) {
+        ranks = c.distributed ? comm::size() : 1;
+        me = c.distributed ? comm::rank() : 0;
+        if (static_cast<std::size_t>(ranks) > n) throw rampart::invalid_argument("stencil: more ranks than subdomains");
+        lo = first_of(me);
+        hi = first_of(me + 1);
+        local = hi - lo;
+        left_rank = (me + ranks - 1) % ranks;
+        right_rank = (me + 1) % ranks;
+        remote = ranks > 1;
+    }
+    std::size_t first_of(int rank) const {
+        return n * static_cast<std::size_t>(rank) / static_cast<std::size_t>(ranks);
+    }
+};
+
+// The partitions of this rank and the ghosts of its neighbours' edges.
+struct field {
+    std::vector<shared_future<partition>> cur;
     shared_future<partition> left_ghost, right_ghost;
-    if (remote) {
-        left_ghost = make_ready_future(initial((lo + n - 1) % n, c)).share();
-        right_ghost = make_ready_future(initial(hi % n, c)).share();
-    }
+};
 
-    // Checkpoints: a replacement resumes from the newest one.
-    std::optional<rampart::store::checkpoints> cp;
-    std::size_t start = 0;
-    if (remote && c.checkpoint_every > 0) {
-        cp.emplace(local * (c.points * sizeof(double) + 16) + 2 * (c.steps * sizeof(double) + 16) + 64);
-        if (auto back = cp->restore<saved_state>()) {
-            for (std::size_t k = 0; k < local; ++k)
-                cur[k] = make_ready_future(from_values(std::move(back->state.parts[k]))).share();
-            left_ghost = make_ready_future(from_values(std::move(back->state.left))).share();
-            right_ghost = make_ready_future(from_values(std::move(back->state.right))).share();
-            start = static_cast<std::size_t>(back->iteration) + 1;
-            std::fprintf(stderr, "rampart-stencil1d: rank %d resumes after iteration %zu from a checkpoint\n", me,
-                         start - 1);
-        }
+// Ghosts for the first iteration need no message: every process can compute
+// the initial field.
+field initial_field(const config& c, const layout& g) {
+    field f;
+    f.cur.resize(g.local);
+    for (std::size_t k = 0; k < g.local; ++k) f.cur[k] = make_ready_future(initial(g.lo + k, c)).share();
+    if (g.remote) {
+        f.left_ghost = make_ready_future(initial((g.lo + g.n - 1) % g.n, c)).share();
+        f.right_ghost = make_ready_future(initial(g.hi % g.n, c)).share();
     }
+    return f;
+}
 
-    fault_injector inject(c.error_rate, c.seed);
-    const bool faults = c.error_rate > 0;
+// A replacement resumes from the newest checkpoint: the iteration to start at.
+std::size_t resume(rampart::store::checkpoints& cp, const layout& g, field& f) {
+    auto back = cp.restore<saved_state>();
+    if (!back) return 0;
+    for (std::size_t k = 0; k < g.local; ++k) f.cur[k] = make_ready_future(from_values(std::move(back->state.parts[k]))).share();
+    f.left_ghost = make_ready_future(from_values(std::move(back->state.left))).share();
+    f.right_ghost = make_ready_future(from_values(std::move(back->state.right))).share();
+    std::fprintf(stderr, "rampart-stencil1d: rank %d resumes after iteration %llu from a checkpoint\n", g.me,
+                 static_cast<unsigned long long>(back->iteration));
+    return static_cast<std::size_t>(back->iteration) + 1;
+}
+
+// The task that advances local subdomain k in iteration `it`.
+shared_future<partition> advance_task(const config& c, const layout& g, const field& f, std::size_t it, std::size_t k,
+                                      fault_injector& inject) {
+    const bool feeds_next = it + 1 < c.iterations, faults = c.error_rate > 0;
     const std::size_t steps = c.steps;
     const double courant = c.courant;
-    const counters before = read_counters();
-    const double cpu0 = process_cpu_seconds();
-    const double comm_cpu0 = remote ? comm::counters().cpu_seconds : 0.0;
-    const auto t0 = std::chrono::steady_clock::now();
+    const std::uint64_t key = it * g.n + g.lo + k;
+    const auto& l = k > 0 ? f.cur[k - 1] : (g.remote ? f.left_ghost : f.cur[g.local - 1]);
+    const auto& m = f.cur[k];
+    const auto& r = k + 1 < g.local ? f.cur[k + 1] : (g.remote ? f.right_ghost : f.cur[0]);
+    // The edges of this rank's block go to the neighbours from inside the
+    // task: in a resilient task they leave only once its result is accepted,
+    // so a corrupted partition never crosses ranks.
+    const bool to_left = g.remote && feeds_next && k == 0, to_right = g.remote && feeds_next && k + 1 == g.local;
+    const bool reports = c.distributed && k == 0;  // the rank's progress, for reports and --kill R@iterN
+    const int left_rank = g.left_rank, right_rank = g.right_rank;
+    auto send_edges = [=](const partition& p) {
+        if (reports) recovery::report_iteration(it);
+        if (to_left) comm::isend(left_rank, tag_head_to_left, slice(p, 0, steps).values);
+        if (to_right) comm::isend(right_rank, tag_tail_to_right, slice(p, p.values.size() - steps, steps).values);
+    };
+    // Every variant computes the same partition; they differ in how a fault
+    // is made and caught.
+    auto compute_and_corrupt = [&inject, faults, key, steps, courant, send_edges](const auto& l, const auto& m,
+                                                                                    const auto& r) {
+        partition p = advance(l.get(), m.get(), r.get(), steps, courant);
+        if (faults) inject.maybe_flip_bit(p.values, key);  // after the checksum: silent corruption
+        send_edges(p);
+        return p;
+    };
+    auto throw_or_compute = [&inject, faults, key, steps, courant, send_edges](const auto& l, const auto& m,
+                                                                               const auto& r) {
+        if (faults) inject.maybe_throw(key);
+        partition p = advance(l.get(), m.get(), r.get(), steps, courant);
+        send_edges(p);
+        return p;
+    };
+    switch (c.kind) {
+        case variant::dataflow: return dataflow(compute_and_corrupt, l, m, r).share();
+        case variant::replay: return dataflow_replay(c.replays, throw_or_compute, l, m, r).share();
+        case variant::replay_checksum:
+            return dataflow_replay_validate(c.replays, checksum_matches, compute_and_corrupt, l, m, r).share();
+        case variant::replicate_vote:
+            return dataflow_replicate_replay(3, c.replays, majority_vote{}, compute_and_corrupt, l, m, r).share();
+    }
+    throw rampart::invalid_argument("stencil: unknown variant");
+}
 
+// Runs iterations [start, c.iterations): a graph of tasks, ghosts received
+// from the neighbours, and checkpoints.
+void iterate(const config& c, const layout& g, field& f, std::size_t start, rampart::store::checkpoints* cp,
+             fault_injector& inject) {
     for (std::size_t it = start; it < c.iterations; ++it) {
+        std::vector<shared_future<partition>> next(g.local);
+        for (std::size_t k = 0; k < g.local; ++k) next[k] = advance_task(c, g, f, it, k, inject);
+        f.cur = std::move(next);
         const bool feeds_next = it + 1 < c.iterations;
-        std::vector<shared_future<partition>> next(local);
-        for (std::size_t k = 0; k < local; ++k) {
-            const std::size_t i = lo + k;  // global subdomain
-            const std::uint64_t key = it * n + i;
-            auto& l = k > 0 ? cur[k - 1] : (remote ? left_ghost : cur[local - 1]);
-            auto& m = cur[k];
-            auto& r = k + 1 < local ? cur[k + 1] : (remote ? right_ghost : cur[0]);
-            // The edges of this rank's block go to the neighbours from inside
-            // the task: in a resilient task they leave only once its result
-            // is accepted, so a corrupted partition never crosses ranks.
-            const bool to_left = remote && feeds_next && k == 0;
-            const bool to_right = remote && feeds_next && k + 1 == local;
-            const bool reports = c.distributed && k == 0;  // the rank's progress, for reports and --kill R@iterN
-            auto send_edges = [=](const partition& p) {
-                if (reports) recovery::report_iteration(it);
-                if (to_left) comm::isend(left_rank, tag_head_to_left, slice(p, 0, steps).values);
-                if (to_right) comm::isend(right_rank, tag_tail_to_right, slice(p, p.values.size() - steps, steps).values);
-            };
-            // Every variant computes the same partition; they differ in how a
-            // fault is made and caught.
-            auto compute_and_corrupt = [&inject, faults, key, steps, courant, send_edges](const auto& l, const auto& m,
-                                                                                            const auto& r) {
-                partition p = advance(l.get(), m.get(), r.get(), steps, courant);
-                if (faults) inject.maybe_flip_bit(p.values, key);  // after the checksum: silent corruption
-                send_edges(p);
-                return p;
-            };
-            switch (c.kind) {
-                case variant::dataflow:
-                    next[k] = dataflow(compute_and_corrupt, l, m, r).share();
-                    break;
-                case variant::replay:
-                    next[k] = dataflow_replay(
-                                  c.replays,
-                                  [&inject, faults, key, steps, courant, send_edges](const auto& l, const auto& m,
-                                                                                     const auto& r) {
-                                      if (faults) inject.maybe_throw(key);
-                                      partition p = advance(l.get(), m.get(), r.get(), steps, courant);
-                                      send_edges(p);
-                                      return p;
-                                  },
-                                  l, m, r)
-                                  .share();
-                    break;
-                case variant::replay_checksum:
-                    next[k] = dataflow_replay_validate(c.replays, checksum_matches, compute_and_corrupt, l, m, r).share();
-                    break;
-                case variant::replicate_vote:
-                    next[k] = dataflow_replicate_replay(3, c.replays, majority_vote{}, compute_and_corrupt, l, m, r)
-                                  .share();
-                    break;
-            }
-        }
-        cur = std::move(next);
-        if (remote && feeds_next) {
-            left_ghost = ghost_from(left_rank, tag_tail_to_right);
-            right_ghost = ghost_from(right_rank, tag_head_to_left);
+        if (g.remote && feeds_next) {
+            f.left_ghost = ghost_from(g.left_rank, tag_tail_to_right);
+            f.right_ghost = ghost_from(g.right_rank, tag_head_to_left);
         }
         if (cp && feeds_next && (it + 1) % c.checkpoint_every == 0) {
             // The one point where this rank waits for its whole iteration.
             saved_state st;
-            for (auto& f : cur) st.parts.push_back(f.get().values);
-            st.left = left_ghost.get().values;
-            st.right = right_ghost.get().values;
+            for (auto& p : f.cur) st.parts.push_back(p.get().values);
+            st.left = f.left_ghost.get().values;
+            st.right = f.right_ghost.get().values;
             cp->save(it, st);
         }
     }
-    for (auto& f : cur) f.wait();
-    const auto t1 = std::chrono::steady_clock::now();
+    for (auto& p : f.cur) p.wait();
+}
 
-    result res;
-    res.seconds = std::chrono::duration<double>(t1 - t0).count();
-    res.cpu_seconds = process_cpu_seconds() - cpu0;
-    if (remote) res.comm_cpu_seconds = comm::counters().cpu_seconds - comm_cpu0;
-    res.faults_injected = inject.injected();
-    res.stats = read_counters() - before;
-    if (!remote) {
-        XXH3_state_t* h = XXH3_createState();
-        XXH3_64bits_reset(h);
-        for (auto& f : cur) XXH3_64bits_update(h, f.get().values.data(), f.get().values.size() * sizeof(double));
-        res.checksum = apps::hex64(XXH3_64bits_digest(h));
-        XXH3_freeState(h);
-        return res;
-    }
+void hash_partitions(XXH3_state_t* h, const std::vector<shared_future<partition>>& parts) {
+    for (auto& p : parts) XXH3_64bits_update(h, p.get().values.data(), p.get().values.size() * sizeof(double));
+}
 
-    // Rank 0 hashes the whole field in global order and sums the counters.
+// Rank 0 hashes the whole field in global order and sums the counters; the
+// others send their partitions and counts to it.
+void gather_on_rank0(const layout& g, const field& f, result& res) {
     const auto micro = [](double s) { return static_cast<std::uint64_t>(s * 1e6); };
     // The app's own faults, the CPU times, then the runtime's counters.
     std::array<std::uint64_t, 3 + counters::field_count> mine{res.faults_injected, micro(res.cpu_seconds),
                                                               micro(res.comm_cpu_seconds)};
     const auto stats = res.stats.to_array();
     std::copy(stats.begin(), stats.end(), mine.begin() + 3);
-    if (me != 0) {
-        for (auto& f : cur) comm::isend(0, tag_gather, f.get().values).get();
+    if (g.me != 0) {
+        for (auto& p : f.cur) comm::isend(0, tag_gather, p.get().values).get();
         comm::isend(0, tag_counts, mine).get();
-        return res;
+        return;
     }
     XXH3_state_t* h = XXH3_createState();
     XXH3_64bits_reset(h);
-    for (auto& f : cur) XXH3_64bits_update(h, f.get().values.data(), f.get().values.size() * sizeof(double));
+    hash_partitions(h, f.cur);
     auto total = mine;
-    for (int r = 1; r < ranks; ++r) {
-        const std::size_t count = n * static_cast<std::size_t>(r + 1) / static_cast<std::size_t>(ranks) -
-                                  n * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks);
-        for (std::size_t k = 0; k < count; ++k) {
+    for (int r = 1; r < g.ranks; ++r) {
+        for (std::size_t k = g.first_of(r); k < g.first_of(r + 1); ++k) {
             auto v = comm::irecv<std::vector<double>>(r, tag_gather).get();
             XXH3_64bits_update(h, v.data(), v.size() * sizeof(double));
         }
@@ -351,6 +346,42 @@ result run(const config& c) {
     std::array<std::uint64_t, counters::field_count> sum{};
     std::copy(total.begin() + 3, total.end(), sum.begin());
     res.stats = counters::from_array(sum);
+}
+
+}  // namespace
+
+result run(const config& c) {
+    check(c);
+    const layout g(c);
+    field f = initial_field(c, g);
+    std::optional<rampart::store::checkpoints> cp;
+    std::size_t start = 0;
+    if (g.remote && c.checkpoint_every > 0) {
+        cp.emplace(g.local * (c.points * sizeof(double) + 16) + 2 * (c.steps * sizeof(double) + 16) + 64);
+        start = resume(*cp, g, f);
+    }
+    fault_injector inject(c.error_rate, c.seed);
+    const counters before = read_counters();
+    const double cpu0 = process_cpu_seconds();
+    const double comm_cpu0 = g.remote ? comm::counters().cpu_seconds : 0.0;
+    const auto t0 = std::chrono::steady_clock::now();
+    iterate(c, g, f, start, cp ? &*cp : nullptr, inject);
+
+    result res;
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    res.cpu_seconds = process_cpu_seconds() - cpu0;
+    if (g.remote) res.comm_cpu_seconds = comm::counters().cpu_seconds - comm_cpu0;
+    res.faults_injected = inject.injected();
+    res.stats = read_counters() - before;
+    if (g.remote) {
+        gather_on_rank0(g, f, res);
+        return res;
+    }
+    XXH3_state_t* h = XXH3_createState();
+    XXH3_64bits_reset(h);
+    hash_partitions(h, f.cur);
+    res.checksum = apps::hex64(XXH3_64bits_digest(h));
+    XXH3_freeState(h);
     return res;
 }
 
