@@ -134,68 +134,98 @@ struct saved_state {
 
 }  // namespace
 
-result run(const config& c) {
-    if (c.length_a < 1 || c.length_b < 1) throw rampart::invalid_argument("smith-waterman: sequences must not be empty");
-    if (c.tile < 1) throw rampart::invalid_argument("smith-waterman: tiles need at least one row and column");
-    if (c.replays < 1) throw rampart::invalid_argument("smith-waterman: replays must be at least 1");
-    const std::string a = make_sequence(c.length_a, c.input_seed), b = make_sequence(c.length_b, c.input_seed + 1);
-    const std::size_t T = c.tile;
-    const std::size_t rows = (c.length_a + T - 1) / T, cols = (c.length_b + T - 1) / T;
-    const int ranks = c.distributed ? comm::size() : 1;
-    const int me = c.distributed ? comm::rank() : 0;
-    if (static_cast<std::size_t>(ranks) > cols)
-        throw rampart::invalid_argument("smith-waterman: more ranks (" + std::to_string(ranks) + ") than tile columns (" +
-                                        std::to_string(cols) + ")");
-    // This rank owns tile columns [lo, hi).
-    const std::size_t lo = cols * static_cast<std::size_t>(me) / static_cast<std::size_t>(ranks);
-    const std::size_t hi = cols * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(ranks);
-    const std::size_t local = hi - lo;
-    const bool from_left = me > 0, to_right = me + 1 < ranks;
-    auto rows_of = [&](std::size_t ti) { return std::min(T, c.length_a - ti * T); };
-    auto cols_of = [&](std::size_t tj) { return std::min(T, c.length_b - tj * T); };
+namespace {
 
-    fault_injector inject(c.error_rate, c.seed);
-    const bool faults = c.error_rate > 0;
-    const counters before = read_counters();
-    const auto t0 = std::chrono::steady_clock::now();
-
-    // grid[ti][k]: tile (ti, lo + k). A tile needs the one above and the one
-    // to its left (or the left neighbour rank's column).
-    std::vector<std::vector<shared_future<tile_edges>>> grid(rows, std::vector<shared_future<tile_edges>>(local));
-    // Digests and the best cell of the tile rows done: rows [0, digested).
-    std::vector<std::uint64_t> digests;
-    digests.reserve(rows * local);
-    alignment_end best;
-    std::size_t digested = 0;
-    auto digest_rows_up_to = [&](std::size_t end) {
-        for (; digested < end; ++digested)
-            for (std::size_t k = 0; k < local; ++k) {
-                const tile_edges& t = grid[digested][k].get();
-                digests.push_back(digest(t));
-                if (better(t.best, t.best_row, t.best_col, best)) best = {t.best, t.best_row, t.best_col};
-            }
-    };
-    // Checkpoints: a replacement resumes after the newest one.
-    std::optional<rampart::store::checkpoints> cp;
-    std::size_t start = 0;
-    std::vector<std::vector<std::int32_t>> restored_tops;
-    if (c.distributed && ranks > 1 && c.checkpoint_every > 0) {
-        cp.emplace(local * (T * sizeof(std::int32_t) + 16) + rows * local * sizeof(std::uint64_t) + 64);
-        if (auto back = cp->restore<saved_state>()) {
-            start = static_cast<std::size_t>(back->iteration) + 1;
-            restored_tops = std::move(back->state.bottoms);
-            digests = std::move(back->state.digests);
-            best = {back->state.best, back->state.best_row, back->state.best_col};
-            digested = start;
-            std::fprintf(stderr, "rampart-smith-waterman: rank %d resumes after iteration %zu (tile row) from a checkpoint\n", me,
-                         start - 1);
-        }
+// One rank's part of the wavefront: tile columns [lo, hi) of every tile row,
+// its tasks, its checkpoints, and the digests it gathers for the checksum.
+class wavefront {
+public:
+    explicit wavefront(const config& c)
+        : c_(c), a_(make_sequence(c.length_a, c.input_seed)), b_(make_sequence(c.length_b, c.input_seed + 1)),
+          T_(c.tile), rows_((c.length_a + T_ - 1) / T_), cols_((c.length_b + T_ - 1) / T_),
+          ranks_(c.distributed ? comm::size() : 1), me_(c.distributed ? comm::rank() : 0), inject_(c.error_rate, c.seed) {
+        if (static_cast<std::size_t>(ranks_) > cols_)
+            throw rampart::invalid_argument("smith-waterman: more ranks (" + std::to_string(ranks_) +
+                                            ") than tile columns (" + std::to_string(cols_) + ")");
+        lo_ = first_of(me_);
+        local_ = first_of(me_ + 1) - lo_;
+        grid_.assign(rows_, std::vector<shared_future<tile_edges>>(local_));
+        digests_.reserve(rows_ * local_);
     }
-    for (std::size_t ti = start; ti < rows; ++ti) {
-        const std::size_t r0 = ti * T, r1 = r0 + rows_of(ti);
+
+    result run() {
+        const counters before = read_counters();
+        const auto t0 = std::chrono::steady_clock::now();
+        std::optional<rampart::store::checkpoints> cp;
+        std::size_t start = 0;
+        if (c_.distributed && ranks_ > 1 && c_.checkpoint_every > 0) {
+            cp.emplace(local_ * (T_ * sizeof(std::int32_t) + 16) + rows_ * local_ * sizeof(std::uint64_t) + 64);
+            start = resume(*cp);
+        }
+        for (std::size_t ti = start; ti < rows_; ++ti) {
+            tile_row(ti, start);
+            if (cp && ti + 1 < rows_ && (ti + 1) % c_.checkpoint_every == 0) save(*cp, ti);
+        }
+        digest_rows_up_to(rows_);
+        result res;
+        res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        res.faults_injected = inject_.injected();
+        res.stats = read_counters() - before;
+        res.end = best_;
+        gather(res);
+        return res;
+    }
+
+private:
+    std::size_t first_of(int rank) const {
+        return cols_ * static_cast<std::size_t>(rank) / static_cast<std::size_t>(ranks_);
+    }
+    std::size_t rows_of(std::size_t ti) const { return std::min(T_, c_.length_a - ti * T_); }
+    std::size_t cols_of(std::size_t tj) const { return std::min(T_, c_.length_b - tj * T_); }
+
+    // Digests and the best cell of the tile rows done: rows [0, digested_).
+    void digest_rows_up_to(std::size_t end) {
+        for (; digested_ < end; ++digested_)
+            for (std::size_t k = 0; k < local_; ++k) {
+                const tile_edges& t = grid_[digested_][k].get();
+                digests_.push_back(digest(t));
+                if (better(t.best, t.best_row, t.best_col, best_)) best_ = {t.best, t.best_row, t.best_col};
+            }
+    }
+
+    // A replacement resumes after the newest checkpoint: the tile row to start at.
+    std::size_t resume(rampart::store::checkpoints& cp) {
+        auto back = cp.restore<saved_state>();
+        if (!back) return 0;
+        restored_tops_ = std::move(back->state.bottoms);
+        digests_ = std::move(back->state.digests);
+        best_ = {back->state.best, back->state.best_row, back->state.best_col};
+        digested_ = static_cast<std::size_t>(back->iteration) + 1;
+        std::fprintf(stderr, "rampart-smith-waterman: rank %d resumes after iteration %llu (tile row) from a checkpoint\n",
+                     me_, static_cast<unsigned long long>(back->iteration));
+        return digested_;
+    }
+
+    // The one point where this rank waits for its tile row.
+    void save(rampart::store::checkpoints& cp, std::size_t ti) {
+        digest_rows_up_to(ti + 1);
+        saved_state st;
+        for (std::size_t k = 0; k < local_; ++k) st.bottoms.push_back(grid_[ti][k].get().bottom);
+        st.digests = digests_;
+        st.best = best_.score;
+        st.best_row = best_.row;
+        st.best_col = best_.col;
+        cp.save(ti, st);
+    }
+
+    static shared_future<tile_edges> ready(tile_edges e) { return make_ready_future(std::move(e)).share(); }
+
+    // A tile needs the one above and the one to its left (or the left
+    // neighbour rank's column).
+    void tile_row(std::size_t ti, std::size_t start) {
         shared_future<tile_edges> left;
-        if (from_left) {
-            left = comm::irecv<std::vector<std::int32_t>>(me - 1, tag_edge)
+        if (me_ > 0) {
+            left = comm::irecv<std::vector<std::int32_t>>(me_ - 1, tag_edge)
                        .then([](future<std::vector<std::int32_t>> f) {
                            tile_edges e;
                            e.right = f.get();
@@ -204,98 +234,84 @@ result run(const config& c) {
                        .share();
         } else {
             tile_edges e;
-            e.right.assign(r1 - r0 + 1, 0);
-            left = make_ready_future(std::move(e)).share();
+            e.right.assign(rows_of(ti) + 1, 0);
+            left = ready(std::move(e));
         }
-        for (std::size_t k = 0; k < local; ++k) {
-            const std::size_t tj = lo + k, c0 = tj * T, c1 = c0 + cols_of(tj);
+        for (std::size_t k = 0; k < local_; ++k) {
             shared_future<tile_edges> top;
             if (ti > 0 && ti == start) {
                 tile_edges e;
-                e.bottom = restored_tops[k];
-                top = make_ready_future(std::move(e)).share();
+                e.bottom = restored_tops_[k];
+                top = ready(std::move(e));
             } else if (ti > 0) {
-                top = grid[ti - 1][k];
+                top = grid_[ti - 1][k];
             } else {
                 tile_edges e;
-                e.bottom.assign(c1 - c0, 0);
-                top = make_ready_future(std::move(e)).share();
+                e.bottom.assign(cols_of(lo_ + k), 0);
+                top = ready(std::move(e));
             }
-            const std::uint64_t key = ti * cols + tj;
-            const bool sends = to_right && k + 1 == local;
-            const bool reports = c.distributed && k == 0;
-            auto body = [&a, &b, &inject, faults, key, r0, r1, c0, c1, sends, reports, me, ti,
-                         kind = c.kind](const auto& top, const auto& left) {
-                if (reports) recovery::report_iteration(ti);
-                if (faults && kind == variant::replay) inject.maybe_throw(key);
-                tile_edges t = score_tile(a, b, r0, r1, c0, c1, top.get().bottom, left.get().right);
-                if (faults && kind != variant::replay) inject.maybe_flip_bit(t.bottom, key);  // silent corruption
-                // In a resilient task this leaves only once the tile is accepted.
-                if (sends) comm::isend(me + 1, tag_edge, t.right);
-                return t;
-            };
-            switch (c.kind) {
-                case variant::baseline:
-                    grid[ti][k] = dataflow(body, top, left).share();
-                    break;
-                case variant::replay:
-                    grid[ti][k] = dataflow_replay(c.replays, body, top, left).share();
-                    break;
-                case variant::replicate:
-                    grid[ti][k] = dataflow_replicate_replay(3, c.replays, majority_vote{}, body, top, left).share();
-                    break;
-            }
-            left = grid[ti][k];
-        }
-        if (cp && ti + 1 < rows && (ti + 1) % c.checkpoint_every == 0) {
-            // The one point where this rank waits for its tile row.
-            digest_rows_up_to(ti + 1);
-            saved_state st;
-            for (std::size_t k = 0; k < local; ++k) st.bottoms.push_back(grid[ti][k].get().bottom);
-            st.digests = digests;
-            st.best = best.score;
-            st.best_row = best.row;
-            st.best_col = best.col;
-            cp->save(ti, st);
+            grid_[ti][k] = tile_task(ti, k, top, left);
+            left = grid_[ti][k];
         }
     }
-    digest_rows_up_to(rows);
-    const auto t1 = std::chrono::steady_clock::now();
 
-    result res;
-    res.seconds = std::chrono::duration<double>(t1 - t0).count();
-    res.faults_injected = inject.injected();
-    res.stats = read_counters() - before;
-    res.end = best;
+    shared_future<tile_edges> tile_task(std::size_t ti, std::size_t k, const shared_future<tile_edges>& top,
+                                        const shared_future<tile_edges>& left) {
+        const std::size_t tj = lo_ + k, r0 = ti * T_, r1 = r0 + rows_of(ti), c0 = tj * T_, c1 = c0 + cols_of(tj);
+        const std::uint64_t key = ti * cols_ + tj;
+        const bool sends = me_ + 1 < ranks_ && k + 1 == local_, reports = c_.distributed && k == 0;
+        const bool faults = c_.error_rate > 0;
+        auto body = [this, faults, key, r0, r1, c0, c1, sends, reports, ti](const auto& top, const auto& left) {
+            if (reports) recovery::report_iteration(ti);
+            if (faults && c_.kind == variant::replay) inject_.maybe_throw(key);
+            tile_edges t = score_tile(a_, b_, r0, r1, c0, c1, top.get().bottom, left.get().right);
+            if (faults && c_.kind != variant::replay) inject_.maybe_flip_bit(t.bottom, key);  // silent corruption
+            // In a resilient task this leaves only once the tile is accepted.
+            if (sends) comm::isend(me_ + 1, tag_edge, t.right);
+            return t;
+        };
+        switch (c_.kind) {
+            case variant::baseline: return dataflow(body, top, left).share();
+            case variant::replay: return dataflow_replay(c_.replays, body, top, left).share();
+            case variant::replicate:
+                return dataflow_replicate_replay(3, c_.replays, majority_vote{}, body, top, left).share();
+        }
+        throw rampart::invalid_argument("smith-waterman: unknown variant");
+    }
+
     // The checksum covers the digests of all tiles in row-major tile order,
-    // whatever the number of ranks.
-    std::vector<std::uint64_t> all(rows * cols);
-    auto place = [&](std::size_t first, std::size_t count, const std::vector<std::uint64_t>& d) {
-        for (std::size_t ti = 0; ti < rows; ++ti)
-            for (std::size_t k = 0; k < count; ++k) all[ti * cols + first + k] = d[ti * count + k];
-    };
-    if (ranks > 1) {
-        std::array<std::uint64_t, 4 + counters::field_count> summary{};
-        summary[0] = static_cast<std::uint64_t>(best.score);
-        summary[1] = best.row;
-        summary[2] = best.col;
-        summary[3] = res.faults_injected;
+    // whatever the number of ranks: rank 0 gathers them with the others'
+    // best cells and counters.
+    void gather(result& res) {
+        std::vector<std::uint64_t> all(rows_ * cols_);
+        auto place = [&](std::size_t first, std::size_t count, const std::vector<std::uint64_t>& d) {
+            for (std::size_t ti = 0; ti < rows_; ++ti)
+                for (std::size_t k = 0; k < count; ++k) all[ti * cols_ + first + k] = d[ti * count + k];
+        };
+        place(lo_, local_, digests_);
+        if (ranks_ > 1 && !gather_from_ranks(res, place)) return;
+        res.checksum = apps::hex64(XXH3_64bits(all.data(), all.size() * sizeof(std::uint64_t)));
+    }
+
+    // False on the ranks that send (only rank 0 has the whole result).
+    template <class Place>
+    bool gather_from_ranks(result& res, Place& place) {
+        std::array<std::uint64_t, 4 + counters::field_count> summary{static_cast<std::uint64_t>(best_.score),
+                                                                    best_.row, best_.col, res.faults_injected};
         const auto s = res.stats.to_array();
         std::copy(s.begin(), s.end(), summary.begin() + 4);
-        if (me != 0) {
-            comm::isend(0, tag_digests, digests).get();
+        if (me_ != 0) {
+            comm::isend(0, tag_digests, digests_).get();
             comm::isend(0, tag_summary, summary).get();
-            return res;
+            return false;
         }
-        place(lo, local, digests);
-        for (int r = 1; r < ranks; ++r) {
-            const std::size_t rlo = cols * static_cast<std::size_t>(r) / static_cast<std::size_t>(ranks);
-            const std::size_t rhi = cols * static_cast<std::size_t>(r + 1) / static_cast<std::size_t>(ranks);
+        for (int r = 1; r < ranks_; ++r) {
+            const std::size_t rlo = first_of(r), count = first_of(r + 1) - rlo;
             auto d = comm::irecv<std::vector<std::uint64_t>>(r, tag_digests).get();
-            if (d.size() != rows * (rhi - rlo))
+            if (d.size() != rows_ * count)
                 throw rampart::invalid_argument("smith-waterman: rank " + std::to_string(r) + " sent " +
                                                 std::to_string(d.size()) + " tile digests");
-            place(rlo, rhi - rlo, d);
+            place(rlo, count, d);
             auto theirs = comm::irecv<decltype(summary)>(r, tag_summary).get();
             const auto score = static_cast<std::int32_t>(theirs[0]);
             const auto row = static_cast<std::uint32_t>(theirs[1]), col = static_cast<std::uint32_t>(theirs[2]);
@@ -305,11 +321,30 @@ result run(const config& c) {
             std::copy(theirs.begin() + 4, theirs.end(), st.begin());
             res.stats = res.stats + counters::from_array(st);
         }
-    } else {
-        place(0, cols, digests);
+        return true;
     }
-    res.checksum = apps::hex64(XXH3_64bits(all.data(), all.size() * sizeof(std::uint64_t)));
-    return res;
+
+    const config& c_;
+    const std::string a_, b_;
+    const std::size_t T_, rows_, cols_;
+    const int ranks_, me_;
+    std::size_t lo_ = 0, local_ = 0;
+    fault_injector inject_;
+    // grid_[ti][k]: tile (ti, lo_ + k).
+    std::vector<std::vector<shared_future<tile_edges>>> grid_;
+    std::vector<std::uint64_t> digests_;
+    alignment_end best_;
+    std::size_t digested_ = 0;
+    std::vector<std::vector<std::int32_t>> restored_tops_;
+};
+
+}  // namespace
+
+result run(const config& c) {
+    if (c.length_a < 1 || c.length_b < 1) throw rampart::invalid_argument("smith-waterman: sequences must not be empty");
+    if (c.tile < 1) throw rampart::invalid_argument("smith-waterman: tiles need at least one row and column");
+    if (c.replays < 1) throw rampart::invalid_argument("smith-waterman: replays must be at least 1");
+    return wavefront(c).run();
 }
 
 }  // namespace rampart::smith_waterman
