@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "harness.hpp"
 
 int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach the test log even if a run hangs later
     ::testing::InitGoogleTest(&argc, argv);
     rampart::runtime rt(2);
     (void)rampart::comm::rank();  // starts MPI before the tests
