@@ -4,7 +4,7 @@
 # must give the assignments of the fault-free run in one process, centers
 # within 1e-9 relative of its centers, and report exactly the killed ranks as
 # lost and, when ranks were killed, points reloaded from the store.
-# usage: kmeans_shrinking.sh RAMPART_RUN KMEANS "RANKS..." [rampart-run options] -- [kmeans options]
+# usage: test_kmeans_shrinking.sh RAMPART_RUN KMEANS "RANKS..." [rampart-run options] -- [kmeans options]
 #   RANKS: one run per number of ranks, e.g. "1 4"
 set -uo pipefail
 run=$1; kmeans=$2; rank_counts=$3; shift 3

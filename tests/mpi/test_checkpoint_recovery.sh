@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash recovery from checkpoints of the channel counts (checkpoint_ring.cpp):
+# Crash recovery from checkpoints of the channel counts (test_checkpoint_ring.cpp):
 # rank 1 of 4 is SIGKILLed at iteration 35, checkpoints every 10 iterations.
 #   resume: the spare resumes from checkpoint 30. Every rank's result must
 #           equal the fault-free run's bit for bit; survivors must re-send
@@ -8,7 +8,7 @@
 #   forget: the spare ignores the checkpoints and starts from the beginning,
 #           which the trimmed logs cannot serve: the job must fail, soon, with
 #           an error that says messages are lost for good.
-# usage: checkpoint_recovery.sh RAMPART_RUN PROGRAM resume|forget
+# usage: test_checkpoint_recovery.sh RAMPART_RUN PROGRAM resume|forget
 set -uo pipefail
 run=$1; program=$2; mode=$3
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT

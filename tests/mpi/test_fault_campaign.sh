@@ -3,7 +3,7 @@
 # each with random kills, must give the fault-free result (rampart-run exits
 # 0 only then), and some kill must really have taken effect, since a campaign
 # whose kills all came after the ranks had ended would prove nothing.
-# usage: fault_campaign.sh RAMPART_RUN --campaign N [rampart-run options] -- PROGRAM [options]
+# usage: test_fault_campaign.sh RAMPART_RUN --campaign N [rampart-run options] -- PROGRAM [options]
 set -uo pipefail
 run=$1; shift
 out=$("$run" --json "$@" 2>&1)

@@ -18,10 +18,11 @@
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -87,14 +88,18 @@ std::uint64_t checksum(const std::vector<double>& x) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 5) {
-        std::fprintf(stderr, "usage: %s DIR ITERATIONS EVERY DOUBLES [--forget]\n", argv[0]);
-        return 2;
-    }
-    const fs::path dir = argv[1];
-    const std::uint64_t iterations = std::strtoull(argv[2], nullptr, 10), every = std::strtoull(argv[3], nullptr, 10);
-    const std::size_t doubles = std::strtoull(argv[4], nullptr, 10);
-    const bool forget = argc > 5 && std::string(argv[5]) == "--forget";
+    CLI::App app{"A ring exchange with checkpoints of the channel counts, written to files in DIR."};
+    std::string dir_name;
+    std::uint64_t iterations = 0, every = 0;
+    std::size_t doubles = 0;
+    bool forget = false;
+    app.add_option("dir", dir_name, "where the checkpoints go")->required();
+    app.add_option("iterations", iterations, "iterations of the ring")->required();
+    app.add_option("every", every, "iterations between checkpoints (0: none)")->required();
+    app.add_option("doubles", doubles, "doubles per message")->required()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+    app.add_flag("--forget", forget, "a replacement ignores the checkpoints");
+    CLI11_PARSE(app, argc, argv);
+    const fs::path dir = dir_name;
 
     rampart::runtime rt;
     const int me = rampart::comm::rank(), n = rampart::comm::size();

@@ -2,8 +2,8 @@
 # A program that fails on one rank ends the whole job: under rampart-run with
 # a spare, the job ends with the failing rank's status and its message once,
 # every other rank stopped, no spare used, and the report names the rank.
-# usage: program_failure.sh RAMPART_RUN PROGRAM HOW EXIT_CODE MESSAGE
-#   HOW: what program_failure.cpp does on rank 1; MESSAGE: a regex that must
+# usage: test_program_failure.sh RAMPART_RUN PROGRAM HOW EXIT_CODE MESSAGE
+#   HOW: what test_program_failure.cpp does on rank 1; MESSAGE: a regex that must
 #   match exactly one line of the output
 set -uo pipefail
 run=$1; program=$2; how=$3; want_code=$4; message=$5

@@ -2,7 +2,7 @@
 # A distributed program on 2 and 4 ranks, with faults, must print the checksum
 # of the single-process fault-free run; the faults must have been injected and
 # handled; without resilience the same faults change the answer.
-# usage: across_ranks.sh MPIEXEC PROGRAM UNPROTECTED_VARIANT "RESILIENT VARIANTS" -- program args
+# usage: test_across_ranks.sh MPIEXEC PROGRAM UNPROTECTED_VARIANT "RESILIENT VARIANTS" -- program args
 set -euo pipefail
 mpiexec=$1; program=$2; unprotected=$3; variants=$4; shift 4; [ "${1:-}" = "--" ] && shift
 args=("$@" --threads 1 --json)

@@ -3,7 +3,7 @@
 # The checksum must equal the fault-free run's, bit for bit, and the report
 # must show that the ranks died and spares replaced them (or, when no spare is
 # left, that the program failed naming the dead rank).
-# usage: crash_recovery.sh RAMPART_RUN RANKS SPARES EXPECT [rampart-run options] -- PROGRAM [options]
+# usage: test_crash_recovery.sh RAMPART_RUN RANKS SPARES EXPECT [rampart-run options] -- PROGRAM [options]
 #   EXPECT: "lost=1,2 used=2" for a recovered run, "fails=2" when no spare is left for rank 2;
 #   "... resumed=59": a replacement must also resume after iteration 59 from a checkpoint
 #   ("resumed=19|39": after one of them)

@@ -3,7 +3,7 @@
 # spare ranks the program must fail quickly with an error naming rank 1, and
 # the launcher's report must list rank 1 as lost. A run without --kill loses
 # nothing.
-# usage: kill_without_spares.sh RAMPART_RUN STENCIL
+# usage: test_kill_without_spares.sh RAMPART_RUN STENCIL
 set -uo pipefail
 run=$1; stencil=$2
 args=(--subdomains 48 --iterations 100 --threads 1 --variant replay --json)
