@@ -6,6 +6,7 @@
 #include <rampart/comm/detail/engine.hpp>
 
 #include <mpi.h>
+#include <nlohmann/json_fwd.hpp>
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
@@ -98,7 +99,9 @@ public:
     };
     /// The report's JSON fields of the recovery layer (engine thread, at the end):
     /// the send log, the logical ranks lost for good, every recovery.
-    std::string recovery_json() const;
+    /// The recovery part of this rank's report (processes killed, the send
+    /// log, lost ranks, each recovery with its phase times), added to `report`.
+    void add_recovery_report(nlohmann::ordered_json& report) const;
 
     /// How this process's part of the job ended, for the report.
     enum class ending { normal, failed, stopped };
@@ -229,6 +232,7 @@ private:
     void revoke();
     void drain();
     void shrink_and_agree();
+    void shrink_and_take_over(recovery_record& r);
     bool exchange_and_resend(recovery_record& r);
     std::vector<channel_counts> my_channel_counts(std::size_t processes) const;
     bool exchange_channel_counts(std::vector<channel_counts>& from);

@@ -79,6 +79,41 @@ void engine::impl::maybe_kill_during_recovery() {
     if (const kill_order* k = owner_.my_kill_order(); k && k->during_recovery) owner_.die("recovery");
 }
 
+#if RAMPART_HAVE_ULFM
+// One round of a recovery after the revoke: shrink and agree, find the dead,
+// give their logical ranks to spares or record them lost, and fail the
+// receives that can no longer complete.
+void engine::impl::shrink_and_take_over(recovery_record& r) {
+    const std::vector<int> before = members_->alive_processes();
+    shrink_and_agree();
+    std::vector<int> dead;
+    for (int p : before)
+        if (comm_rank_of_process_[static_cast<std::size_t>(p)] < 0) dead.push_back(p);
+    auto change = members_->remove(dead);
+    r.agreed_us = wall_clock_us();
+    r.dead.insert(r.dead.end(), change.dead_logical.begin(), change.dead_logical.end());
+    r.dead_spares.insert(r.dead_spares.end(), change.dead_spares.begin(), change.dead_spares.end());
+    r.replacements.insert(r.replacements.end(), change.replacements.begin(), change.replacements.end());
+    kill_processes(dead);  // declared dead but maybe only hung
+    for (auto [logical, process] : change.replacements) {
+        done_from_[static_cast<std::size_t>(logical)] = 0;  // the replacement has the program ahead of it
+        std::erase_if(final_count_, [logical](const auto& kv) { return kv.first.first == logical; });
+        if (process == process_) become(logical);
+        // What it will send (again) is learnt in exchange_and_resend.
+    }
+    if (!change.lost.empty()) {
+        lost_.insert(lost_.end(), change.lost.begin(), change.lost.end());
+        std::sort(lost_.begin(), lost_.end());
+        r.lost.insert(r.lost.end(), change.lost.begin(), change.lost.end());
+        fail_all_waiting("failed ranks: " + recovery::detail::join_ranks(lost_) + " (no spare rank replaced them)");
+    } else if (dead.empty() && lost_.empty()) {
+        // MPI failed an operation, yet every process lives: nothing to
+        // replace, and no way to know what the error lost.
+        fail_all_waiting(last_error_);
+    }
+}
+#endif
+
 void engine::impl::recover() {
 #if !RAMPART_HAVE_ULFM
     // Without ULFM a failure cannot be survived: report it to every receiver.
@@ -98,33 +133,7 @@ void engine::impl::recover() {
         revoke();
         drain();
         failure_seen_ = false;
-        const std::vector<int> before = members_->alive_processes();
-        shrink_and_agree();
-        std::vector<int> dead;
-        for (int p : before)
-            if (comm_rank_of_process_[static_cast<std::size_t>(p)] < 0) dead.push_back(p);
-        auto change = members_->remove(dead);
-        r.agreed_us = wall_clock_us();
-        r.dead.insert(r.dead.end(), change.dead_logical.begin(), change.dead_logical.end());
-        r.dead_spares.insert(r.dead_spares.end(), change.dead_spares.begin(), change.dead_spares.end());
-        r.replacements.insert(r.replacements.end(), change.replacements.begin(), change.replacements.end());
-        kill_processes(dead);  // declared dead but maybe only hung
-        for (auto [logical, process] : change.replacements) {
-            done_from_[static_cast<std::size_t>(logical)] = 0;  // the replacement has the program ahead of it
-            std::erase_if(final_count_, [logical](const auto& kv) { return kv.first.first == logical; });
-            if (process == process_) become(logical);
-            // What it will send (again) is learnt in exchange_and_resend.
-        }
-        if (!change.lost.empty()) {
-            lost_.insert(lost_.end(), change.lost.begin(), change.lost.end());
-            std::sort(lost_.begin(), lost_.end());
-            r.lost.insert(r.lost.end(), change.lost.begin(), change.lost.end());
-            fail_all_waiting("failed ranks: " + recovery::detail::join_ranks(lost_) + " (no spare rank replaced them)");
-        } else if (dead.empty() && lost_.empty()) {
-            // MPI failed an operation, yet every process lives: nothing to
-            // replace, and no way to know what the error lost.
-            fail_all_waiting(last_error_);
-        }
+        shrink_and_take_over(r);
         maybe_kill_during_recovery();  // fault injection: a crash after the agreement, in the midst of recovery
         if (!exchange_and_resend(r) || !exchange_service_states() || failure_seen_)
             continue;  // another process died meanwhile
@@ -442,66 +451,5 @@ void engine::impl::on_control(const control_message& m) {
     }
 }
 
-std::string engine::impl::recovery_json() const {
-    // Appends only: GCC 12 warns wrongly (-Wrestrict) on chains of operator+.
-    std::string s;
-    auto list = [&s](const std::vector<int>& v) {
-        s += '[';
-        s += recovery::detail::join_ranks(v);
-        s += ']';
-    };
-    auto field = [&s](const char* name, long long v) {
-        s += ",\"";
-        s += name;
-        s += "\":";
-        s += std::to_string(v);
-    };
-    s += "\"process\":" + std::to_string(process_);
-    s += ",\"ended\":\"";
-    s += ending_ == ending::normal ? "normal" : ending_ == ending::failed ? "failed" : "stopped";
-    s += '"';
-    field("stopped_by", stopped_by_);
-    field("failed_at_us", failed_at_us_);
-    s += ",\"killed\":[";
-    for (std::size_t i = 0; i < killed_.size(); ++i) {
-        s += i ? ",{\"process\":" : "{\"process\":";
-        s += std::to_string(killed_[i].first);
-        field("at_us", killed_[i].second);
-        s += '}';
-    }
-    s += ']';
-    field("send_log_bytes", static_cast<long long>(log_.bytes()));
-    field("send_log_messages", static_cast<long long>(log_.messages()));
-    field("send_log_trimmed_messages", static_cast<long long>(log_.trimmed_messages()));
-    field("send_log_trimmed_bytes", static_cast<long long>(log_.trimmed_bytes()));
-    field("channels_lost", static_cast<long long>(channels_lost_.load()));
-    s += ",\"lost\":";
-    list(lost_);
-    s += ",\"recoveries\":[";
-    for (std::size_t i = 0; i < recoveries_.size(); ++i) {
-        const auto& r = recoveries_[i];
-        s += i ? ",{\"dead\":" : "{\"dead\":";
-        list(r.dead);
-        s += ",\"dead_spares\":";
-        list(r.dead_spares);
-        s += ",\"lost\":";
-        list(r.lost);
-        s += ",\"replacements\":[";
-        for (std::size_t j = 0; j < r.replacements.size(); ++j) {
-            if (j) s += ',';
-            list({r.replacements[j].first, r.replacements[j].second});
-        }
-        s += ']';
-        field("rounds", r.rounds);
-        field("detect_us", r.detect_us);
-        field("agreed_us", r.agreed_us);
-        field("resumed_us", r.resumed_us);
-        field("resent_messages", static_cast<long long>(r.resent_messages));
-        field("resent_bytes", static_cast<long long>(r.resent_bytes));
-        s += '}';
-    }
-    s += ']';
-    return s;
-}
 
 }  // namespace rampart::comm::detail

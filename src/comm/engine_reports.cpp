@@ -5,6 +5,8 @@
 
 #include "engine_impl.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <rampart/task/counters.hpp>
 
 #include <chrono>
@@ -35,10 +37,11 @@ void engine::die(const char* why) {
     const bool hang = k && k->hang;
     if (!config_.report.empty()) {
         std::string path = config_.report + ".kill." + std::to_string(rank_) + "." + std::to_string(incarnation_);
+        const nlohmann::ordered_json note = {{"rank", rank_}, {"incarnation", incarnation_},
+                                             {"process", impl_->process_}, {"at", why}, {"hang", hang},
+                                             {"killed_us", wall_clock_us()}};
         if (FILE* f = std::fopen(path.c_str(), "w")) {
-            std::fprintf(f, "{\"rank\":%d,\"incarnation\":%d,\"process\":%d,\"at\":\"%s\",\"hang\":%s,\"killed_us\":%lld}\n",
-                         rank_, incarnation_, impl_->process_, why, hang ? "true" : "false",
-                         static_cast<long long>(wall_clock_us()));
+            std::fprintf(f, "%s\n", note.dump().c_str());
             std::fclose(f);
         }
     }
@@ -53,24 +56,45 @@ void engine::report_iteration(std::uint64_t iteration) {
     if (const kill_order* k = my_kill_order(); k && k->iteration && *k->iteration == iteration) die("iteration");
 }
 
+void engine::impl::add_recovery_report(nlohmann::ordered_json& j) const {
+    j["process"] = process_;
+    j["ended"] = ending_ == ending::normal ? "normal" : ending_ == ending::failed ? "failed" : "stopped";
+    j["stopped_by"] = stopped_by_;
+    j["failed_at_us"] = failed_at_us_;
+    auto& killed = j["killed"] = nlohmann::ordered_json::array();
+    for (auto [process, at] : killed_) killed.push_back({{"process", process}, {"at_us", at}});
+    j["send_log_bytes"] = log_.bytes();
+    j["send_log_messages"] = log_.messages();
+    j["send_log_trimmed_messages"] = log_.trimmed_messages();
+    j["send_log_trimmed_bytes"] = log_.trimmed_bytes();
+    j["channels_lost"] = channels_lost_.load();
+    j["lost"] = lost_;
+    auto& recoveries = j["recoveries"] = nlohmann::ordered_json::array();
+    for (const auto& r : recoveries_) {
+        auto replacements = nlohmann::ordered_json::array();
+        for (auto [logical, process] : r.replacements) replacements.push_back({logical, process});
+        recoveries.push_back({{"dead", r.dead}, {"dead_spares", r.dead_spares}, {"lost", r.lost},
+                              {"replacements", replacements}, {"rounds", r.rounds}, {"detect_us", r.detect_us},
+                              {"agreed_us", r.agreed_us}, {"resumed_us", r.resumed_us},
+                              {"resent_messages", r.resent_messages}, {"resent_bytes", r.resent_bytes}});
+    }
+}
+
 void engine::write_report() {
     if (config_.report.empty()) return;
-    auto c = counters();
-    std::string path = config_.report + "." + std::to_string(rank_) + ".json";
+    const auto c = counters();
+    nlohmann::ordered_json j = {{"rank", rank_}, {"size", size_}, {"incarnation", incarnation_},
+                                {"started_us", started_us_}, {"iteration", iteration_.load()},
+                                {"messages_sent", c.messages_sent}, {"messages_received", c.messages_received},
+                                {"bytes_sent", c.bytes_sent}, {"bytes_received", c.bytes_received},
+                                {"duplicates_dropped", c.duplicates_dropped}, {"malformed", c.malformed},
+                                {"messages_resent", c.messages_resent}, {"bytes_resent", c.bytes_resent},
+                                {"engine_cpu_seconds", c.cpu_seconds}};
+    impl_->add_recovery_report(j);
+    j["tasks"] = nlohmann::ordered_json::parse(rampart::read_counters().to_json());
+    const std::string path = config_.report + "." + std::to_string(rank_) + ".json";
     if (FILE* f = std::fopen(path.c_str(), "w")) {
-        std::fprintf(f,
-                     "{\"rank\":%d,\"size\":%d,\"incarnation\":%d,\"started_us\":%lld,\"iteration\":%llu,"
-                     "\"messages_sent\":%llu,\"messages_received\":%llu,\"bytes_sent\":%llu,\"bytes_received\":%llu,"
-                     "\"duplicates_dropped\":%llu,\"malformed\":%llu,\"messages_resent\":%llu,\"bytes_resent\":%llu,"
-                     "\"engine_cpu_seconds\":%.6f,%s,\"tasks\":%s}\n",
-                     rank_, size_, incarnation_, static_cast<long long>(started_us_),
-                     static_cast<unsigned long long>(iteration_.load()),
-                     static_cast<unsigned long long>(c.messages_sent), static_cast<unsigned long long>(c.messages_received),
-                     static_cast<unsigned long long>(c.bytes_sent), static_cast<unsigned long long>(c.bytes_received),
-                     static_cast<unsigned long long>(c.duplicates_dropped), static_cast<unsigned long long>(c.malformed),
-                     static_cast<unsigned long long>(c.messages_resent), static_cast<unsigned long long>(c.bytes_resent),
-                     c.cpu_seconds, impl_->recovery_json().c_str(),
-                     rampart::read_counters().to_json().c_str());
+        std::fprintf(f, "%s\n", j.dump().c_str());
         std::fclose(f);
     }
 }
