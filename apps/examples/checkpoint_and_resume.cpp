@@ -55,6 +55,7 @@ int main() {
         comm::isend(0, to_rank_0, energy);
         return 0;
     }
-    for (int r = 1; r < n; ++r) energy += comm::irecv<double>(r, to_rank_0).get();  // in rank order: same bits every run
+    for (int r = 1; r < n; ++r)
+        energy += comm::irecv<double>(r, to_rank_0).get();  // in rank order: same bits every run
     std::printf("result %.17g\n", energy);
 }

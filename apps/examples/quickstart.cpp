@@ -13,13 +13,17 @@
 #include <cstdio>
 
 int main() {
-    rampart::runtime rt;  // a oneTBB arena on all cores (or RAMPART_THREADS)
+    rampart::runtime rt;                               // a oneTBB arena on all cores (or RAMPART_THREADS)
     rampart::fault_injector inject(0.2, /*seed=*/22);  // faults at a 20% rate
 
     // Replayed up to 5 times if it throws or its result fails validation.
     auto a = rampart::async_replay_validate(
         5, [](double r) { return std::isfinite(r); },
-        [&](double x) { inject.maybe_throw(1); return std::sqrt(x); }, 2.0);
+        [&](double x) {
+            inject.maybe_throw(1);
+            return std::sqrt(x);
+        },
+        2.0);
 
     // Three copies at once; a majority vote hides a silently corrupted one,
     // and without a majority the copies run again (up to 3 rounds).
@@ -30,8 +34,8 @@ int main() {
     });
 
     // Runs when a and b are ready; replayed on failure.
-    auto c = rampart::dataflow_replay(3, [](auto a, auto b) { return a.get() * a.get() + b.get(); },
-                                      std::move(a), std::move(b));
+    auto c = rampart::dataflow_replay(
+        3, [](auto a, auto b) { return a.get() * a.get() + b.get(); }, std::move(a), std::move(b));
 
     double result = c.get();  // waits; read the counters after it
     std::printf("result %.1f, counters %s\n", result, rampart::read_counters().to_json().c_str());

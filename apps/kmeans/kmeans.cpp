@@ -1,8 +1,8 @@
 #include "kmeans.hpp"
 
-#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
+#include <rampart/recovery/recovery.hpp>
 #include <rampart/store/placement.hpp>
 #include <rampart/store/store.hpp>
 
@@ -191,11 +191,11 @@ private:
     const chunking g_;
     const int me_, p_;
     store::store store_;
-    std::vector<int> first_owner_;                      // chunk -> the rank that made and submitted its points
-    std::vector<int> owner_;                            // chunk -> the rank that computes it in this epoch
+    std::vector<int> first_owner_;                       // chunk -> the rank that made and submitted its points
+    std::vector<int> owner_;                             // chunk -> the rank that computes it in this epoch
     std::vector<std::vector<std::uint64_t>> chunks_of_;  // rank -> its chunks, ascending
-    std::vector<int> lost_;                             // acknowledged, sorted
-    std::size_t epoch_ = 0;                             // lost_.size() once recovered; store loads made
+    std::vector<int> lost_;                              // acknowledged, sorted
+    std::size_t epoch_ = 0;                              // lost_.size() once recovered; store loads made
     std::map<std::uint64_t, std::vector<double>> held_;  // chunk -> its points, for the chunks owned
     std::uint64_t it_ = 0;
     std::vector<double> centers_, previous_;  // at the start of iteration it_, and of it_ - 1
@@ -212,9 +212,8 @@ shrinking_run::shrinking_run(const config& c)
       p_(comm::size()),
       // A permutation range per chunk: the chunks of a dead rank are spread
       // over many holders, which then serve its survivors' loads together.
-      store_(c.dims * sizeof(double), {.replicas = c.replicas,
-                                       .permutation_range_bytes = g_.size * c.dims * sizeof(double),
-                                       .seed = c.seed}),
+      store_(c.dims * sizeof(double),
+             {.replicas = c.replicas, .permutation_range_bytes = g_.size * c.dims * sizeof(double), .seed = c.seed}),
       centers_(initial_centers(c)),
       digests_(g_.count) {
     // Rank r first owns chunks [C r / p, C (r + 1) / p).
@@ -245,8 +244,7 @@ void shrinking_run::assign_owners() {
     std::vector<std::uint64_t> orphans;
     for (std::uint64_t k = 0; k < g_.count; ++k)
         if (is_lost(first_owner_[k])) orphans.push_back(k);
-    for (std::size_t i = 0; i < orphans.size(); ++i)
-        owner_[orphans[i]] = living[i * living.size() / orphans.size()];
+    for (std::size_t i = 0; i < orphans.size(); ++i) owner_[orphans[i]] = living[i * living.size() / orphans.size()];
     chunks_of_.assign(static_cast<std::size_t>(p_), {});
     for (std::uint64_t k = 0; k < g_.count; ++k) chunks_of_[static_cast<std::size_t>(owner_[k])].push_back(k);
 }
@@ -274,7 +272,8 @@ void shrinking_run::iterate() {
     for (int q : peers) {
         const std::size_t n = (chunks_of_[static_cast<std::size_t>(q)].size() * words + piece_words - 1) / piece_words;
         auto& pieces = incoming.emplace_back(q, std::vector<future<std::vector<std::uint64_t>>>{}).second;
-        for (std::size_t i = 0; i < n; ++i) pieces.push_back(comm::irecv<std::vector<std::uint64_t>>(q, tag(message::partial)));
+        for (std::size_t i = 0; i < n; ++i)
+            pieces.push_back(comm::irecv<std::vector<std::uint64_t>>(q, tag(message::partial)));
     }
 
     const std::vector<std::uint64_t>& mine = chunks_of_[static_cast<std::size_t>(me_)];
@@ -384,9 +383,9 @@ bool shrinking_run::recover(std::string why) {
             load_nothing();
             continue;
         }
-        const std::uint64_t lowest =
-            std::min_element(all.begin(), all.end(), [](auto& a, auto& b) { return a.iteration < b.iteration; })
-                ->iteration;
+        const std::uint64_t lowest = std::min_element(all.begin(), all.end(), [](auto& a, auto& b) {
+                                         return a.iteration < b.iteration;
+                                     })->iteration;
         if (it_ > lowest + 1)
             throw rampart::error("kmeans: rank " + std::to_string(me_) + " is at iteration " + std::to_string(it_) +
                                  ", another living rank at " + std::to_string(lowest) +
@@ -458,12 +457,14 @@ void shrinking_run::take_over() {
     for (std::uint64_t k : wanted) {
         const std::size_t n = g_.length(k) * c_.dims;
         std::vector<double>& v = held_[k];
-        v.assign(points.begin() + static_cast<std::ptrdiff_t>(at), points.begin() + static_cast<std::ptrdiff_t>(at + n));
+        v.assign(points.begin() + static_cast<std::ptrdiff_t>(at),
+                 points.begin() + static_cast<std::ptrdiff_t>(at + n));
         at += n;
         reloaded_ += g_.length(k);
         if (c_.verify && v != generate_chunk(c_, g_, k))
-            throw rampart::error("kmeans: the store returned other points for chunk " + std::to_string(k) + " (points [" +
-                                 std::to_string(g_.first(k)) + ", " + std::to_string(g_.first(k) + g_.length(k)) + "))");
+            throw rampart::error("kmeans: the store returned other points for chunk " + std::to_string(k) +
+                                 " (points [" + std::to_string(g_.first(k)) + ", " +
+                                 std::to_string(g_.first(k) + g_.length(k)) + "))");
     }
 }
 

@@ -55,21 +55,21 @@ std::vector<double> update_centers(const std::vector<chunk_partial>& partials, s
                                    std::size_t dims, std::size_t clusters);
 
 struct result {
-    std::vector<double> centers;      ///< after the last iteration, cluster by cluster
-    std::string assignments;          ///< hex XXH3-64 over the chunks' assignment digests of the last iteration, in chunk order
-    std::string centers_hash;         ///< hex XXH3-64 of the centers' bytes
-    std::string checksum;             ///< hex XXH3-64 over both: what a run is compared by
+    std::vector<double> centers;  ///< after the last iteration, cluster by cluster
+    std::string assignments;  ///< hex XXH3-64 over the chunks' assignment digests of the last iteration, in chunk order
+    std::string centers_hash;  ///< hex XXH3-64 of the centers' bytes
+    std::string checksum;      ///< hex XXH3-64 over both: what a run is compared by
     std::uint64_t chunks = 0;
-    std::uint64_t chunk_points = 0;   ///< points per chunk (the last may have fewer)
+    std::uint64_t chunk_points = 0;  ///< points per chunk (the last may have fewer)
     int ranks = 1;
-    int replicas = 0;                 ///< copies of each point in the store (0: no store, one process)
-    bool reporter = true;             ///< this rank prints the result (the lowest living rank)
-    std::vector<int> lost_ranks;      ///< ranks that died and whose chunks the survivors took over
-    std::uint64_t recoveries = 0;     ///< recoveries this rank went through (one per failure seen, or fewer)
+    int replicas = 0;                   ///< copies of each point in the store (0: no store, one process)
+    bool reporter = true;               ///< this rank prints the result (the lowest living rank)
+    std::vector<int> lost_ranks;        ///< ranks that died and whose chunks the survivors took over
+    std::uint64_t recoveries = 0;       ///< recoveries this rank went through (one per failure seen, or fewer)
     std::uint64_t points_reloaded = 0;  ///< loaded from the store by the living ranks, all together
-    double seconds = 0;               ///< submit and iterations, recoveries included
-    double submit_seconds = 0;        ///< submitting the points to the store
-    double recovery_seconds = 0;      ///< this rank's time in recoveries
+    double seconds = 0;                 ///< submit and iterations, recoveries included
+    double submit_seconds = 0;          ///< submitting the points to the store
+    double recovery_seconds = 0;        ///< this rank's time in recoveries
 };
 
 /// Checks the configuration; throws rampart::invalid_argument naming the problem.

@@ -64,7 +64,8 @@ void print_text(const km::config& c, const km::result& r, int threads) {
                 static_cast<unsigned long long>(c.points), c.dims, c.clusters, c.iterations,
                 static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.chunk_points));
     if (c.distributed)
-        std::printf("ranks          %d x %d threads, store with %d copies of each point\n", r.ranks, threads, r.replicas);
+        std::printf("ranks          %d x %d threads, store with %d copies of each point\n", r.ranks, threads,
+                    r.replicas);
     else
         std::printf("ranks          one process (not under mpiexec) x %d threads, no store\n", threads);
     std::printf("lost ranks     %s (%llu recoveries here, %.1f ms), %llu points reloaded from the store\n",
@@ -92,20 +93,36 @@ bool verify_against_one_process(rampart::runtime& rt, const km::config& c, const
 }
 
 nlohmann::ordered_json to_json(const km::config& c, const km::result& r, int threads) {
-    return {{"program", "kmeans"}, {"checksum", r.checksum}, {"assignments", r.assignments},
-            {"centers_hash", r.centers_hash}, {"ranks", r.ranks}, {"threads", threads}, {"points", c.points},
-            {"dims", c.dims}, {"clusters", c.clusters}, {"iterations", c.iterations}, {"chunk_points", r.chunk_points},
-            {"chunks", r.chunks}, {"seed", c.seed}, {"replicas", r.replicas}, {"lost_ranks", r.lost_ranks},
-            {"recoveries", r.recoveries}, {"points_reloaded", r.points_reloaded}, {"seconds", r.seconds},
-            {"submit_seconds", r.submit_seconds}, {"recovery_seconds", r.recovery_seconds}, {"centers", r.centers}};
+    return {{"program", "kmeans"},
+            {"checksum", r.checksum},
+            {"assignments", r.assignments},
+            {"centers_hash", r.centers_hash},
+            {"ranks", r.ranks},
+            {"threads", threads},
+            {"points", c.points},
+            {"dims", c.dims},
+            {"clusters", c.clusters},
+            {"iterations", c.iterations},
+            {"chunk_points", r.chunk_points},
+            {"chunks", r.chunks},
+            {"seed", c.seed},
+            {"replicas", r.replicas},
+            {"lost_ranks", r.lost_ranks},
+            {"recoveries", r.recoveries},
+            {"points_reloaded", r.points_reloaded},
+            {"seconds", r.seconds},
+            {"submit_seconds", r.submit_seconds},
+            {"recovery_seconds", r.recovery_seconds},
+            {"centers", r.centers}};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"k-means over generated points. Under rampart-run (any number of ranks, no spares needed) the "
-                 "points are submitted to the replicated store; when ranks die (rampart-run --kill R@iterK) the "
-                 "survivors load their points and go on."};
+    CLI::App app{
+        "k-means over generated points. Under rampart-run (any number of ranks, no spares needed) the "
+        "points are submitted to the replicated store; when ranks die (rampart-run --kill R@iterK) the "
+        "survivors load their points and go on."};
     // An option given twice takes its last value, so that scripts can override what they pass.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options o;

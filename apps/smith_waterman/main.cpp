@@ -39,7 +39,8 @@ void add_options(CLI::App& app, options& o) {
     app.add_option("--input-seed", o.c.input_seed, "seed of the sequences");
     app.add_option("--threads", o.threads, "worker threads (0: RAMPART_THREADS or every core)")
         ->check(CLI::Range(0, 4096));
-    app.add_option("--error-rate", o.c.error_rate, "probability of a fault per task attempt")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--error-rate", o.c.error_rate, "probability of a fault per task attempt")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--seed", o.c.seed, "seed of the faults");
     app.add_option("--replays", o.c.replays, "attempts of replay, rounds of replicate")->check(positive);
     app.add_option("--checkpoint-every", o.c.checkpoint_every, "tile rows between checkpoints (0: none)");
@@ -74,20 +75,34 @@ bool verify(const sw::config& c, const sw::result& r) {
 
 nlohmann::ordered_json to_json(const options& o, const sw::result& r, int ranks, int threads) {
     const auto& c = o.c;
-    return {{"variant", to_string(c.kind)}, {"checksum", r.checksum}, {"score", r.end.score}, {"row", r.end.row},
-            {"col", r.end.col}, {"seconds", r.seconds}, {"faults_injected", r.faults_injected},
-            {"fault_kind", sw::fault_kind(c.kind)}, {"error_rate", c.error_rate}, {"seed", c.seed},
-            {"replays", r.stats.replays}, {"votes_lost", r.stats.votes_lost}, {"exhausted", r.stats.exhausted},
-            {"tasks", r.stats.tasks}, {"length_a", c.length_a}, {"length_b", c.length_b}, {"tile", c.tile},
-            {"threads", threads}, {"ranks", ranks}};
+    return {{"variant", to_string(c.kind)},
+            {"checksum", r.checksum},
+            {"score", r.end.score},
+            {"row", r.end.row},
+            {"col", r.end.col},
+            {"seconds", r.seconds},
+            {"faults_injected", r.faults_injected},
+            {"fault_kind", sw::fault_kind(c.kind)},
+            {"error_rate", c.error_rate},
+            {"seed", c.seed},
+            {"replays", r.stats.replays},
+            {"votes_lost", r.stats.votes_lost},
+            {"exhausted", r.stats.exhausted},
+            {"tasks", r.stats.tasks},
+            {"length_a", c.length_a},
+            {"length_b", c.length_b},
+            {"tile", c.tile},
+            {"threads", threads},
+            {"ranks", ranks}};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Local alignment of two generated sequences on a wavefront of tiles, with resilient tasks and "
-                 "injected faults. Faults: replay gets tasks that throw; the other variants get one flipped bit in a "
-                 "tile's output at the given rate per task attempt."};
+    CLI::App app{
+        "Local alignment of two generated sequences on a wavefront of tiles, with resilient tasks and "
+        "injected faults. Faults: replay gets tasks that throw; the other variants get one flipped bit in a "
+        "tile's output at the given rate per task attempt."};
     // An option given twice takes its last value, so that scripts can override what they pass.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options o;

@@ -1,8 +1,8 @@
 #include "smith_waterman.hpp"
 
-#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
+#include <rampart/recovery/recovery.hpp>
 
 #include <rampart/store/checkpoint.hpp>
 
@@ -39,8 +39,8 @@ tile_edges score_tile(const std::string& a, const std::string& b, std::size_t r0
     if (r1 <= r0 || c1 <= c0 || r1 > a.size() || c1 > b.size() || top.size() != w || left.size() != h + 1)
         throw rampart::invalid_argument("smith-waterman: tile [" + std::to_string(r0) + "," + std::to_string(r1) +
                                         ")x[" + std::to_string(c0) + "," + std::to_string(c1) + ") got " +
-                                        std::to_string(top.size()) + " cells above and " +
-                                        std::to_string(left.size()) + " to the left");
+                                        std::to_string(top.size()) + " cells above and " + std::to_string(left.size()) +
+                                        " to the left");
     tile_edges out;
     out.right.resize(h + 1);
     out.right[0] = top[w - 1];
@@ -90,9 +90,12 @@ variant parse_variant(const std::string& name) {
 
 std::string to_string(variant v) {
     switch (v) {
-        case variant::baseline: return "baseline";
-        case variant::replay: return "replay";
-        case variant::replicate: return "replicate";
+        case variant::baseline:
+            return "baseline";
+        case variant::replay:
+            return "replay";
+        case variant::replicate:
+            return "replicate";
     }
     return "?";
 }
@@ -141,9 +144,15 @@ namespace {
 class wavefront {
 public:
     explicit wavefront(const config& c)
-        : c_(c), a_(make_sequence(c.length_a, c.input_seed)), b_(make_sequence(c.length_b, c.input_seed + 1)),
-          T_(c.tile), rows_((c.length_a + T_ - 1) / T_), cols_((c.length_b + T_ - 1) / T_),
-          ranks_(c.distributed ? comm::size() : 1), me_(c.distributed ? comm::rank() : 0), inject_(c.error_rate, c.seed) {
+        : c_(c),
+          a_(make_sequence(c.length_a, c.input_seed)),
+          b_(make_sequence(c.length_b, c.input_seed + 1)),
+          T_(c.tile),
+          rows_((c.length_a + T_ - 1) / T_),
+          cols_((c.length_b + T_ - 1) / T_),
+          ranks_(c.distributed ? comm::size() : 1),
+          me_(c.distributed ? comm::rank() : 0),
+          inject_(c.error_rate, c.seed) {
         if (static_cast<std::size_t>(ranks_) > cols_)
             throw rampart::invalid_argument("smith-waterman: more ranks (" + std::to_string(ranks_) +
                                             ") than tile columns (" + std::to_string(cols_) + ")");
@@ -201,8 +210,9 @@ private:
         digests_ = std::move(back->state.digests);
         best_ = {back->state.best, back->state.best_row, back->state.best_col};
         digested_ = static_cast<std::size_t>(back->iteration) + 1;
-        std::fprintf(stderr, "rampart-smith-waterman: rank %d resumes after iteration %llu (tile row) from a checkpoint\n",
-                     me_, static_cast<unsigned long long>(back->iteration));
+        std::fprintf(stderr,
+                     "rampart-smith-waterman: rank %d resumes after iteration %llu (tile row) from a checkpoint\n", me_,
+                     static_cast<unsigned long long>(back->iteration));
         return digested_;
     }
 
@@ -271,8 +281,10 @@ private:
             return t;
         };
         switch (c_.kind) {
-            case variant::baseline: return dataflow(body, top, left).share();
-            case variant::replay: return dataflow_replay(c_.replays, body, top, left).share();
+            case variant::baseline:
+                return dataflow(body, top, left).share();
+            case variant::replay:
+                return dataflow_replay(c_.replays, body, top, left).share();
             case variant::replicate:
                 return dataflow_replicate_replay(3, c_.replays, majority_vote{}, body, top, left).share();
         }
@@ -296,8 +308,8 @@ private:
     // False on the ranks that send (only rank 0 has the whole result).
     template <class Place>
     bool gather_from_ranks(result& res, Place& place) {
-        std::array<std::uint64_t, 4 + counters::field_count> summary{static_cast<std::uint64_t>(best_.score),
-                                                                    best_.row, best_.col, res.faults_injected};
+        std::array<std::uint64_t, 4 + counters::field_count> summary{static_cast<std::uint64_t>(best_.score), best_.row,
+                                                                     best_.col, res.faults_injected};
         const auto s = res.stats.to_array();
         std::copy(s.begin(), s.end(), summary.begin() + 4);
         if (me_ != 0) {
@@ -341,7 +353,8 @@ private:
 }  // namespace
 
 result run(const config& c) {
-    if (c.length_a < 1 || c.length_b < 1) throw rampart::invalid_argument("smith-waterman: sequences must not be empty");
+    if (c.length_a < 1 || c.length_b < 1)
+        throw rampart::invalid_argument("smith-waterman: sequences must not be empty");
     if (c.tile < 1) throw rampart::invalid_argument("smith-waterman: tiles need at least one row and column");
     if (c.replays < 1) throw rampart::invalid_argument("smith-waterman: replays must be at least 1");
     return wavefront(c).run();

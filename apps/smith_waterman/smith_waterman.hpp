@@ -20,9 +20,9 @@ constexpr std::int32_t match_score = 2, mismatch_score = -3, gap_score = -5;
 
 /// What a tile passes on, and its best cell.
 struct tile_edges {
-    std::vector<std::int32_t> bottom;  ///< its last row
-    std::vector<std::int32_t> right;   ///< the cell above-right of it, then its last column
-    std::int32_t best = 0;             ///< highest score in the tile, first in row-major order
+    std::vector<std::int32_t> bottom;          ///< its last row
+    std::vector<std::int32_t> right;           ///< the cell above-right of it, then its last column
+    std::int32_t best = 0;                     ///< highest score in the tile, first in row-major order
     std::uint32_t best_row = 0, best_col = 0;  ///< global position of `best`
 
     /// Bitwise equality, as a vote needs.

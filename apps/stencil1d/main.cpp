@@ -37,7 +37,8 @@ void add_options(CLI::App& app, options& o) {
     app.add_option("--steps", o.c.steps, "time steps per task")->check(positive);
     app.add_option("--threads", o.threads, "worker threads (0: RAMPART_THREADS or every core)")
         ->check(CLI::Range(0, 4096));
-    app.add_option("--error-rate", o.c.error_rate, "probability of a fault per task attempt")->check(CLI::Range(0.0, 1.0));
+    app.add_option("--error-rate", o.c.error_rate, "probability of a fault per task attempt")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--seed", o.c.seed, "seed of the faults");
     app.add_option("--replays", o.c.replays, "attempts of replay, rounds of replicate")->check(positive);
     app.add_option("--checkpoint-every", o.c.checkpoint_every, "iterations between checkpoints (0: none)");
@@ -65,21 +66,36 @@ void print_text(const options& o, const st::result& r, int ranks, int threads) {
 nlohmann::ordered_json to_json(const options& o, const st::result& r, int ranks, int threads) {
     const auto& c = o.c;
     const auto& s = r.stats;
-    return {{"variant", to_string(c.kind)}, {"checksum", r.checksum}, {"seconds", r.seconds},
-            {"faults_injected", r.faults_injected}, {"fault_kind", fault_kind(c.kind)}, {"error_rate", c.error_rate},
-            {"seed", c.seed}, {"replays", s.replays}, {"votes_lost", s.votes_lost},
-            {"corrections", s.corrections_applied}, {"validations_failed", s.validations_failed},
-            {"exhausted", s.exhausted}, {"tasks", s.tasks}, {"subdomains", c.subdomains}, {"points", c.points},
-            {"iterations", c.iterations}, {"steps", c.steps}, {"threads", threads}, {"ranks", ranks},
-            {"cpu_seconds", r.cpu_seconds}, {"comm_cpu_seconds", r.comm_cpu_seconds}};
+    return {{"variant", to_string(c.kind)},
+            {"checksum", r.checksum},
+            {"seconds", r.seconds},
+            {"faults_injected", r.faults_injected},
+            {"fault_kind", fault_kind(c.kind)},
+            {"error_rate", c.error_rate},
+            {"seed", c.seed},
+            {"replays", s.replays},
+            {"votes_lost", s.votes_lost},
+            {"corrections", s.corrections_applied},
+            {"validations_failed", s.validations_failed},
+            {"exhausted", s.exhausted},
+            {"tasks", s.tasks},
+            {"subdomains", c.subdomains},
+            {"points", c.points},
+            {"iterations", c.iterations},
+            {"steps", c.steps},
+            {"threads", threads},
+            {"ranks", ranks},
+            {"cpu_seconds", r.cpu_seconds},
+            {"comm_cpu_seconds", r.comm_cpu_seconds}};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"The 1D stencil of the HPX and HClib papers, with resilient tasks and injected faults. Faults: "
-                 "replay gets tasks that throw; the other variants get one flipped bit in a task's output at the "
-                 "given rate per task attempt."};
+    CLI::App app{
+        "The 1D stencil of the HPX and HClib papers, with resilient tasks and injected faults. Faults: "
+        "replay gets tasks that throw; the other variants get one flipped bit in a task's output at the "
+        "given rate per task attempt."};
     // An option given twice takes its last value, so that scripts can override what they pass.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options o;

@@ -1,17 +1,17 @@
 #include "stencil.hpp"
 
-#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
-#include <rampart/store/checkpoint.hpp>
 #include <rampart/rampart.hpp>
+#include <rampart/recovery/recovery.hpp>
+#include <rampart/store/checkpoint.hpp>
 
 #include "../common/hex.hpp"
 
 #include <xxhash.h>
 
+#include <sys/resource.h>
 #include <algorithm>
 #include <array>
-#include <sys/resource.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -44,9 +44,9 @@ namespace {
 // Compiled for AVX2 and for the baseline; both give the same bits (no FMA
 // contraction in ISO C++ mode).
 __attribute__((target_clones("avx2", "default"))) void lax_wendroff_step(const double* __restrict in,
-                                                                           double* __restrict out, std::size_t lo,
-                                                                           std::size_t hi, std::size_t shift,
-                                                                           double cl, double cc, double cr) {
+                                                                         double* __restrict out, std::size_t lo,
+                                                                         std::size_t hi, std::size_t shift, double cl,
+                                                                         double cc, double cr) {
     for (std::size_t j = lo; j < hi; ++j) out[j - shift] = cl * in[j - 1] + cc * in[j] + cr * in[j + 1];
 }
 
@@ -93,10 +93,14 @@ variant parse_variant(const std::string& name) {
 
 std::string to_string(variant v) {
     switch (v) {
-        case variant::dataflow: return "dataflow";
-        case variant::replay: return "replay";
-        case variant::replay_checksum: return "replay_checksum";
-        case variant::replicate_vote: return "replicate_vote";
+        case variant::dataflow:
+            return "dataflow";
+        case variant::replay:
+            return "replay";
+        case variant::replay_checksum:
+            return "replay_checksum";
+        case variant::replicate_vote:
+            return "replicate_vote";
     }
     return "?";
 }
@@ -124,10 +128,10 @@ namespace {
 // Tags of the messages between neighbouring ranks. Each (source, tag) channel
 // carries one message per iteration, in order, so no iteration number is
 // needed in the tag.
-constexpr int tag_tail_to_right = 1;   // my last subdomain's last values, for my right neighbour
-constexpr int tag_head_to_left = 2;    // my first subdomain's first values, for my left neighbour
-constexpr int tag_gather = 3;          // final partitions, to rank 0
-constexpr int tag_counts = 4;          // counters, to rank 0
+constexpr int tag_tail_to_right = 1;  // my last subdomain's last values, for my right neighbour
+constexpr int tag_head_to_left = 2;   // my first subdomain's first values, for my left neighbour
+constexpr int tag_gather = 3;         // final partitions, to rank 0
+constexpr int tag_counts = 4;         // counters, to rank 0
 
 partition slice(const partition& p, std::size_t from, std::size_t count) {
     partition s;
@@ -178,7 +182,8 @@ void check(const config& c) {
     if (c.subdomains < 1) throw rampart::invalid_argument("stencil: need at least one subdomain");
     if (c.steps < 1 || c.points < c.steps)
         throw rampart::invalid_argument("stencil: points per subdomain must be at least the time steps per task");
-    if (!(c.courant > 0 && c.courant <= 1)) throw rampart::invalid_argument("stencil: Courant number must be in (0, 1]");
+    if (!(c.courant > 0 && c.courant <= 1))
+        throw rampart::invalid_argument("stencil: Courant number must be in (0, 1]");
     if (c.replays < 1) throw rampart::invalid_argument("stencil: replays must be at least 1");
 }
 
@@ -227,7 +232,8 @@ field initial_field(const config& c, const layout& g) {
 std::size_t resume(rampart::store::checkpoints& cp, const layout& g, field& f) {
     auto back = cp.restore<saved_state>();
     if (!back) return 0;
-    for (std::size_t k = 0; k < g.local; ++k) f.cur[k] = make_ready_future(from_values(std::move(back->state.parts[k]))).share();
+    for (std::size_t k = 0; k < g.local; ++k)
+        f.cur[k] = make_ready_future(from_values(std::move(back->state.parts[k]))).share();
     f.left_ghost = make_ready_future(from_values(std::move(back->state.left))).share();
     f.right_ghost = make_ready_future(from_values(std::move(back->state.right))).share();
     std::fprintf(stderr, "rampart-stencil1d: rank %d resumes after iteration %llu from a checkpoint\n", g.me,
@@ -259,7 +265,7 @@ shared_future<partition> advance_task(const config& c, const layout& g, const fi
     // Every variant computes the same partition; they differ in how a fault
     // is made and caught.
     auto compute_and_corrupt = [&inject, faults, key, steps, courant, send_edges](const auto& l, const auto& m,
-                                                                                    const auto& r) {
+                                                                                  const auto& r) {
         partition p = advance(l.get(), m.get(), r.get(), steps, courant);
         if (faults) inject.maybe_flip_bit(p.values, key);  // after the checksum: silent corruption
         send_edges(p);
@@ -273,8 +279,10 @@ shared_future<partition> advance_task(const config& c, const layout& g, const fi
         return p;
     };
     switch (c.kind) {
-        case variant::dataflow: return dataflow(compute_and_corrupt, l, m, r).share();
-        case variant::replay: return dataflow_replay(c.replays, throw_or_compute, l, m, r).share();
+        case variant::dataflow:
+            return dataflow(compute_and_corrupt, l, m, r).share();
+        case variant::replay:
+            return dataflow_replay(c.replays, throw_or_compute, l, m, r).share();
         case variant::replay_checksum:
             return dataflow_replay_validate(c.replays, checksum_matches, compute_and_corrupt, l, m, r).share();
         case variant::replicate_vote:

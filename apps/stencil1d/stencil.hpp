@@ -44,9 +44,9 @@ struct config {
     std::size_t steps = 16;         // time steps per task
     double error_rate = 0.0;        // probability that a task attempt suffers a fault
     std::uint64_t seed = 1;
-    std::size_t replays = 5;        // attempts of replay, rounds of replicate
+    std::size_t replays = 5;  // attempts of replay, rounds of replicate
     double courant = 0.5;
-    bool distributed = false;       // across the ranks of mpiexec (rampart::comm)
+    bool distributed = false;          // across the ranks of mpiexec (rampart::comm)
     std::size_t checkpoint_every = 0;  // iterations between checkpoints in the store (0: none; distributed only)
 };
 
@@ -55,8 +55,8 @@ struct result {
     double seconds = 0;    // time of the time loop only
     std::uint64_t faults_injected = 0;
     counters stats;
-    double cpu_seconds = 0;       // CPU time of the process(es) during the time loop
-    double comm_cpu_seconds = 0;  // of which the communication engine's (distributed runs)
+    double cpu_seconds = 0;               // CPU time of the process(es) during the time loop
+    double comm_cpu_seconds = 0;          // of which the communication engine's (distributed runs)
     std::uint64_t checkpoints_saved = 0;  // complete everywhere, seen by rank 0
     std::uint64_t resumed_at = 0;         // iterations a replacement skipped thanks to a checkpoint (summed)
 };

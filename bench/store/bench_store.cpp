@@ -39,16 +39,15 @@
 // row has store::counters().bytes_held after the last submit (maximum and
 // minimum over ranks) and its ratio to r x bytes per PE.
 
-
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 #include <rampart/store/store.hpp>
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
-#include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -68,8 +67,8 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-const std::vector<std::string> all_ops = {"submit",          "load_one_pe",     "load_all",    "load_one_pe_into",
-                                          "load_all_into",   "ifstream_one_pe", "ifstream_all"};
+const std::vector<std::string> all_ops = {"submit",        "load_one_pe",     "load_all",    "load_one_pe_into",
+                                          "load_all_into", "ifstream_one_pe", "ifstream_all"};
 constexpr int gather_tag = 4242;
 
 // --- the data --------------------------------------------------------------
@@ -141,19 +140,20 @@ struct os_events {
 
 // What one rank measured for one operation.
 struct measured {
-    std::vector<double> ms;       // per timed repetition
-    double bytes = 0;             // bytes this rank loaded (or submitted) per repetition
-    double bytes_held = 0;        // store::counters().bytes_held afterwards
-    double peak_rss = 0;          // bytes
-    double caller_cpu_ms = 0;     // CPU of the calling thread per repetition (warm-up excluded)
-    double engine_cpu_ms = 0;     // CPU of the communication thread per repetition
-    double page_faults = 0;       // minor page faults of the process per repetition
-    double switches = 0;          // context switches of the process per repetition
-    double mismatches = 0;        // repetitions whose bytes were wrong
+    std::vector<double> ms;    // per timed repetition
+    double bytes = 0;          // bytes this rank loaded (or submitted) per repetition
+    double bytes_held = 0;     // store::counters().bytes_held afterwards
+    double peak_rss = 0;       // bytes
+    double caller_cpu_ms = 0;  // CPU of the calling thread per repetition (warm-up excluded)
+    double engine_cpu_ms = 0;  // CPU of the communication thread per repetition
+    double page_faults = 0;    // minor page faults of the process per repetition
+    double switches = 0;       // context switches of the process per repetition
+    double mismatches = 0;     // repetitions whose bytes were wrong
 
     std::vector<double> pack() const {
         std::vector<double> v = ms;
-        v.insert(v.end(), {bytes, bytes_held, peak_rss, caller_cpu_ms, engine_cpu_ms, page_faults, switches, mismatches});
+        v.insert(v.end(),
+                 {bytes, bytes_held, peak_rss, caller_cpu_ms, engine_cpu_ms, page_faults, switches, mismatches});
         return v;
     }
     static measured unpack(const std::vector<double>& v, std::size_t reps) {
@@ -286,17 +286,18 @@ private:
         auto prepare = [&] { model_.fill(version, first, per_, mine.data()); };
         prepare();
         // At least one untimed submit: the loads need a version even without the submit row.
-        measured m = time_reps(std::max<std::size_t>(c_.warmup, 1), reps,
-                               [&] {
-                                   const std::uint64_t v = store_.submit(
-                                       first, std::as_bytes(std::span(mine.data(), mine.size())), total_);
-                                   if (v != version) fail("submit returned version " + std::to_string(v));
-                               },
-                               [&] {
-                                   ++version;
-                                   prepare();
-                                   return true;
-                               });
+        measured m = time_reps(
+            std::max<std::size_t>(c_.warmup, 1), reps,
+            [&] {
+                const std::uint64_t v =
+                    store_.submit(first, std::as_bytes(std::span(mine.data(), mine.size())), total_);
+                if (v != version) fail("submit returned version " + std::to_string(v));
+            },
+            [&] {
+                ++version;
+                prepare();
+                return true;
+            });
         m.bytes = static_cast<double>(mine.size());
         version_ = store_.version();
         return m;
@@ -307,11 +308,13 @@ private:
         std::vector<rs::id_range> ask;
         if (share.count > 0) ask.push_back(share);
         // The result is dropped after the check, so that freeing it is not timed.
-        measured m = time_reps(c_.warmup, c_.repeat, [&] { got = store_.load(ask); }, [&] {
-            const bool ok = verify(share, got, "store::load");
-            std::vector<char>().swap(got);
-            return ok;
-        });
+        measured m = time_reps(
+            c_.warmup, c_.repeat, [&] { got = store_.load(ask); },
+            [&] {
+                const bool ok = verify(share, got, "store::load");
+                std::vector<char>().swap(got);
+                return ok;
+            });
         m.bytes = static_cast<double>(share.count * c_.block_bytes);
         return m;
     }
@@ -321,11 +324,13 @@ private:
         if (share.count > 0) ask.push_back(share);
         std::vector<char> memory(share.count * c_.block_bytes);
         const auto into = std::as_writable_bytes(std::span(memory));
-        measured m = time_reps(c_.warmup, c_.repeat, [&] { store_.load(ask, into); }, [&] {
-            const bool ok = verify(share, memory, "store::load into memory");
-            std::memset(memory.data(), 0xa5, memory.size());
-            return ok;
-        });
+        measured m = time_reps(
+            c_.warmup, c_.repeat, [&] { store_.load(ask, into); },
+            [&] {
+                const bool ok = verify(share, memory, "store::load into memory");
+                std::memset(memory.data(), 0xa5, memory.size());
+                return ok;
+            });
         m.bytes = static_cast<double>(share.count * c_.block_bytes);
         return m;
     }
@@ -367,8 +372,9 @@ private:
     bool verify(rs::id_range share, const std::vector<char>& got, const char* what) {
         const std::size_t want = share.count * c_.block_bytes;
         if (got.size() != want) {
-            std::fprintf(stderr, "rampart-bench-store: rank %d: %s returned %zu bytes for blocks [%llu, %llu), not %zu\n",
-                         me_, what, got.size(), static_cast<unsigned long long>(share.first),
+            std::fprintf(stderr,
+                         "rampart-bench-store: rank %d: %s returned %zu bytes for blocks [%llu, %llu), not %zu\n", me_,
+                         what, got.size(), static_cast<unsigned long long>(share.first),
                          static_cast<unsigned long long>(share.first + share.count), want);
             return false;
         }
@@ -439,21 +445,32 @@ private:
     nlohmann::ordered_json to_json(const std::string& op, const measured& mine, const summary& m) const {
         const auto [lo, hi] = std::minmax_element(m.per_rep.begin(), m.per_rep.end());
         const double data_r = static_cast<double>(c_.bytes_per_pe) * store_.replicas();
-        nlohmann::ordered_json j = {
-            {"op", op}, {"ranks", p_}, {"bytes_per_pe", c_.bytes_per_pe}, {"block_bytes", c_.block_bytes},
-            {"replicas", store_.replicas()}, {"permutation_range_bytes", c_.permutation_range_bytes},
-            {"median_ms", median(m.per_rep)}, {"min_ms", *lo}, {"max_ms", *hi}, {"rank0_median_ms", median(mine.ms)},
-            {"timing", "max over ranks per repetition"}, {"repeat", m.per_rep.size()},
-            {"warmup", op == "submit" ? std::max<std::size_t>(c_.warmup, 1) : c_.warmup}, {"bytes_per_rank", m.bytes}};
+        nlohmann::ordered_json j = {{"op", op},
+                                    {"ranks", p_},
+                                    {"bytes_per_pe", c_.bytes_per_pe},
+                                    {"block_bytes", c_.block_bytes},
+                                    {"replicas", store_.replicas()},
+                                    {"permutation_range_bytes", c_.permutation_range_bytes},
+                                    {"median_ms", median(m.per_rep)},
+                                    {"min_ms", *lo},
+                                    {"max_ms", *hi},
+                                    {"rank0_median_ms", median(mine.ms)},
+                                    {"timing", "max over ranks per repetition"},
+                                    {"repeat", m.per_rep.size()},
+                                    {"warmup", op == "submit" ? std::max<std::size_t>(c_.warmup, 1) : c_.warmup},
+                                    {"bytes_per_rank", m.bytes}};
         if (*one_pe_to(op)) j["one_pe_to"] = one_pe_to(op);
         if (op == "submit") {
             j["bytes_held_per_pe"] = m.held;
             j["bytes_held_per_pe_min"] = m.held_min;
             j["held_over_r_times_data"] = m.held / data_r;
         }
-        j.update(nlohmann::ordered_json{{"peak_rss_bytes", m.rss}, {"caller_cpu_ms", m.caller},
-                                        {"engine_cpu_ms", m.engine}, {"page_faults", m.faults},
-                                        {"context_switches", m.switches}, {"verified", m.bad == 0},
+        j.update(nlohmann::ordered_json{{"peak_rss_bytes", m.rss},
+                                        {"caller_cpu_ms", m.caller},
+                                        {"engine_cpu_ms", m.engine},
+                                        {"page_faults", m.faults},
+                                        {"context_switches", m.switches},
+                                        {"verified", m.bad == 0},
                                         {"runs_ms", m.per_rep}});
         return j;
     }
@@ -480,8 +497,8 @@ private:
         }
         if (*one_pe_to(op)) notes += std::string("to ") + one_pe_to(op);
         if (m.bad) notes += " MISMATCH";
-        std::printf("%-16s %14.0f %11.3f %11.3f %11.3f %11.3f %11.3f %9.0f  %s\n", op.c_str(), m.bytes, median(m.per_rep),
-                    *lo, *hi, m.caller, m.engine, m.faults, notes.c_str());
+        std::printf("%-16s %14.0f %11.3f %11.3f %11.3f %11.3f %11.3f %9.0f  %s\n", op.c_str(), m.bytes,
+                    median(m.per_rep), *lo, *hi, m.caller, m.engine, m.faults, notes.c_str());
     }
 
     config c_;
@@ -496,13 +513,17 @@ private:
 void add_options(CLI::App& app, config& c, int& threads, std::string& to) {
     app.add_option("--bytes-per-pe", c.bytes_per_pe, "bytes each rank submits (a multiple of --block-bytes)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-    app.add_option("--block-bytes", c.block_bytes, "bytes per block")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+    app.add_option("--block-bytes", c.block_bytes, "bytes per block")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
     app.add_option("--replicas", c.replicas, "copies of each block; 0: min(4, ranks)")->check(CLI::Range(0, 1 << 20));
     app.add_option("--permutation-range-bytes", c.permutation_range_bytes, "bytes per permutation range; 0: none");
     app.add_option("--repeat", c.repeat, "timed repetitions")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
     app.add_option("--warmup", c.warmup, "repetitions not timed");
     app.add_option("--seed", c.seed, "seed of the data");
-    app.add_option("--ops", c.ops, "operations, comma separated")->delimiter(',')->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)->check(CLI::IsMember(all_ops));
+    app.add_option("--ops", c.ops, "operations, comma separated")
+        ->delimiter(',')
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->check(CLI::IsMember(all_ops));
     app.add_option("--one-pe-to", to, "who loads rank 0's data")->check(CLI::IsMember({"others", "all"}));
     app.add_option("--threads", threads, "worker threads per rank")->check(CLI::Range(1, 4096));
     app.add_option("--tmpdir", c.tmpdir, "where the ifstream operations write their files");
@@ -512,10 +533,11 @@ void add_options(CLI::App& app, config& c, int& threads, std::string& to) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Times submit, loading rank 0's data on the other ranks (load_one_pe), loading all data with no "
-                 "rank getting its own (load_all), both also into memory of the program's (load_one_pe_into, "
-                 "load_all_into), and reading the same bytes with std::ifstream. Median over the repetitions of the "
-                 "slowest rank's time. Run under mpiexec."};
+    CLI::App app{
+        "Times submit, loading rank 0's data on the other ranks (load_one_pe), loading all data with no "
+        "rank getting its own (load_all), both also into memory of the program's (load_one_pe_into, "
+        "load_all_into), and reading the same bytes with std::ifstream. Median over the repetitions of the "
+        "slowest rank's time. Run under mpiexec."};
     // An option given twice takes its last value, so that scripts can override what they pass.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     config c;

@@ -24,8 +24,7 @@ struct workload {
         const bool fail = inject->hits(i);
         if (grain.count() > 0) {
             const auto start = clock_type::now();
-            while (clock_type::now() - start < grain) {
-            }
+            while (clock_type::now() - start < grain) {}
         }
         if (fail) inject->maybe_throw(i);
         return 42;
@@ -99,12 +98,18 @@ void add_options(CLI::App& app, options& o) {
 void report(const options& o, const std::string& v, double s, const rampart::counters& c, std::size_t run) {
     const double per_task_us = s / static_cast<double>(o.tasks) * 1e6;
     if (o.json)
-        std::printf("%s\n", nlohmann::ordered_json{{"variant", v}, {"threads", o.threads}, {"grain_us", o.grain_us},
-                                                   {"error_rate", o.error_rate}, {"tasks", o.tasks}, {"seconds", s},
-                                                   {"per_task_us", per_task_us}, {"replays", c.replays},
-                                                   {"exhausted", c.exhausted}, {"run", run}}
-                                 .dump()
-                                 .c_str());
+        std::printf("%s\n", nlohmann::ordered_json{{"variant", v},
+                                                   {"threads", o.threads},
+                                                   {"grain_us", o.grain_us},
+                                                   {"error_rate", o.error_rate},
+                                                   {"tasks", o.tasks},
+                                                   {"seconds", s},
+                                                   {"per_task_us", per_task_us},
+                                                   {"replays", c.replays},
+                                                   {"exhausted", c.exhausted},
+                                                   {"run", run}}
+                                .dump()
+                                .c_str());
     else
         std::printf("%-30s %2d threads  grain %6g us  errors %5g  %9zu tasks  %8.4f s  %8.4f us/task\n", v.c_str(),
                     o.threads, o.grain_us, o.error_rate, o.tasks, s, per_task_us);
@@ -114,8 +119,9 @@ void report(const options& o, const std::string& v, double s, const rampart::cou
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"The artificial workload of the HPX resiliency paper: tasks that busy-wait a grain and fail with "
-                 "a given probability, launched with plain async or a resilient variant."};
+    CLI::App app{
+        "The artificial workload of the HPX resiliency paper: tasks that busy-wait a grain and fail with "
+        "a given probability, launched with plain async or a resilient variant."};
     // An option given twice takes its last value, so that scripts can override what they pass.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options o;

@@ -7,9 +7,9 @@
 
 #include <rampart/rampart.hpp>
 
+#include <oneapi/tbb/task_group.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <oneapi/tbb/task_group.h>
 
 #include <chrono>
 #include <cstdio>
@@ -53,8 +53,12 @@ int main(int argc, char** argv) {
             const double s = rt.run([&] { return spawn(kind, out); });
             const double per_task_us = s / static_cast<double>(n) * 1e6;
             if (json)
-                std::printf("%s\n", nlohmann::ordered_json{{"kind", kind}, {"threads", threads}, {"tasks", n},
-                                                           {"seconds", s}, {"per_task_us", per_task_us}, {"run", r}}
+                std::printf("%s\n", nlohmann::ordered_json{{"kind", kind},
+                                                           {"threads", threads},
+                                                           {"tasks", n},
+                                                           {"seconds", s},
+                                                           {"per_task_us", per_task_us},
+                                                           {"run", r}}
                                         .dump()
                                         .c_str());
             else

@@ -7,10 +7,13 @@
 
 #include <rampart/comm/comm.hpp>
 #include <rampart/resilience/errors.hpp>
-#include <rampart/task/runtime_hooks.hpp>
 #include <rampart/task/counters.hpp>
 #include <rampart/task/runtime.hpp>
+#include <rampart/task/runtime_hooks.hpp>
 
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
@@ -18,9 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <pthread.h>
-#include <time.h>
-#include <unistd.h>
 
 namespace rampart::comm::detail {
 
@@ -30,7 +30,8 @@ std::string describe_mismatch(const envelope& e, std::uint64_t expected_type, st
     if (e.type_hash != expected_type)
         s += "the sender's type differs from the receiver's";
     else
-        s += "the payload has " + std::to_string(received_bytes) + " bytes, which is not the size of the receiver's type";
+        s += "the payload has " + std::to_string(received_bytes) +
+             " bytes, which is not the size of the receiver's type";
     return s;
 }
 
@@ -45,7 +46,6 @@ std::int64_t wall_clock_us() {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
-
 
 bool engine::impl::start(int spares) {
     thread_ = std::thread([this, spares] {
@@ -198,8 +198,9 @@ int engine::impl::comm_rank_of_logical(int logical) const {
 
 int engine::impl::logical_of_comm_rank(int comm_rank) const {
     const auto it = std::find(comm_rank_of_process_.begin(), comm_rank_of_process_.end(), comm_rank);
-    return it == comm_rank_of_process_.end() ? -1
-                                             : members_->logical_of(static_cast<int>(it - comm_rank_of_process_.begin()));
+    return it == comm_rank_of_process_.end()
+               ? -1
+               : members_->logical_of(static_cast<int>(it - comm_rank_of_process_.begin()));
 }
 
 // How the engine waits for messages. While operations are pending it polls
@@ -226,9 +227,8 @@ void engine::impl::loop() {
         bool stopping = false;
         {
             std::unique_lock lock(mutex_);
-            const bool nothing_pending =
-                sends_.empty() && recvs_.empty() && service_recvs_.empty() && pending_receives() == 0 &&
-                service_busy_.load() == 0;
+            const bool nothing_pending = sends_.empty() && recvs_.empty() && service_recvs_.empty() &&
+                                         pending_receives() == 0 && service_busy_.load() == 0;
             if (inbox_.empty() && !stop_) {
                 auto ready = [this] { return !inbox_.empty() || stop_; };
                 if (nothing_pending && world_size_ == 1) {
@@ -236,7 +236,8 @@ void engine::impl::loop() {
                 } else if (nothing_pending || self_done_ || role_ == role::spare) {
                     cv_.wait_for(lock, microseconds(idle_watch_us), ready);
                 } else if (idle > spin_polls) {
-                    cv_.wait_for(lock, microseconds(std::min(max_pause_us, 10 << std::min(idle - spin_polls - 1, 6))), ready);
+                    cv_.wait_for(lock, microseconds(std::min(max_pause_us, 10 << std::min(idle - spin_polls - 1, 6))),
+                                 ready);
                 }
             }
             fresh.swap(inbox_);
@@ -289,8 +290,8 @@ void engine::impl::accept(op&& o) {
             // A rank is gone for good, so unless the program has said it
             // carries on without it (acknowledge_losses), a receive could
             // wait for a message its dead peer would have caused.
-            o.target->fail(std::make_exception_ptr(comm_error("rampart: irecv from rank " + std::to_string(o.peer) +
-                                                              " failed: " + lost_text())));
+            o.target->fail(std::make_exception_ptr(
+                comm_error("rampart: irecv from rank " + std::to_string(o.peer) + " failed: " + lost_text())));
             return;
         }
         channel& ch = channels_[{o.peer, o.tag}];
@@ -359,8 +360,8 @@ void engine::impl::start_send(active_send&& s) {
     } else if (a.o.payload.bytes <= small_payload) {
         std::memcpy(a.packed.data(), &a.env, sizeof(envelope));
         if (a.o.payload.bytes > 0) std::memcpy(a.packed.data() + sizeof(envelope), a.o.payload.data, a.o.payload.bytes);
-        rc = MPI_Isend(a.packed.data(), static_cast<int>(sizeof(envelope) + a.o.payload.bytes), MPI_BYTE, dest,
-                       a.o.tag, comm_, &a.request);
+        rc = MPI_Isend(a.packed.data(), static_cast<int>(sizeof(envelope) + a.o.payload.bytes), MPI_BYTE, dest, a.o.tag,
+                       comm_, &a.request);
     } else {
         MPI_Datatype t = message_type(&a.env, a.o.payload.data, a.o.payload.bytes);
         rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, a.o.tag, comm_, &a.request);

@@ -78,8 +78,7 @@ void engine::impl::restore(const channel_state& state) {
     for (const auto& c : state.sent)
         if (auto it = next_send_sequence_.find({c.peer, c.tag});
             (it != next_send_sequence_.end() && it->second > 0) || log_.next(c.peer, c.tag) > 0)
-            throw rampart::invalid_argument("rampart: engine::restore_channels: the channel " +
-                                            channel_text("to", c) +
+            throw rampart::invalid_argument("rampart: engine::restore_channels: the channel " + channel_text("to", c) +
                                             " has been sent on already; restore before the program sends");
 
     std::map<int, std::vector<std::uint64_t>> told;  // per destination: (tag, next send sequence)
@@ -116,8 +115,10 @@ void engine::impl::restore(const channel_state& state) {
     if (!lost.empty()) {
         std::string text;
         for (const auto& l : lost) text += (text.empty() ? "" : "; ") + l;
-        text = "rampart: engine::restore_channels: the checkpoint is older than what the survivors kept in their send "
-               "logs; these messages are lost for good, and receives on their channels will fail: " + text;
+        text =
+            "rampart: engine::restore_channels: the checkpoint is older than what the survivors kept in their send "
+            "logs; these messages are lost for good, and receives on their channels will fail: " +
+            text;
         std::fprintf(stderr, "rampart: rank %d: %s\n", owner_.rank_, text.c_str());
         throw comm_error(text);
     }

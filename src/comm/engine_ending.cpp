@@ -22,15 +22,15 @@
 #include <rampart/task/errors.hpp>
 #include <rampart/task/runtime_hooks.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 #include <thread>
-#include <limits>
-#include <unistd.h>
 
 namespace rampart::comm::detail {
 
@@ -209,15 +209,19 @@ void engine::impl::shut_down() {
         cause = cause_;
     }
     const auto error = cause ? cause
-                             : std::make_exception_ptr(comm_error(
-                                   "rampart: the job is ending: the program of rank " + std::to_string(owner_.rank_) +
-                                   " failed"));
+                             : std::make_exception_ptr(comm_error("rampart: the job is ending: the program of rank " +
+                                                                  std::to_string(owner_.rank_) + " failed"));
     for (auto& o : late) {
-        if (o.kind == op::what::call) o.call();
-        else if (o.kind == op::what::recv) o.target->fail(error);
-        else if (o.kind == op::what::send || o.kind == op::what::raw) o.done.set_exception(error);
-        else if (o.kind == op::what::service || o.kind == op::what::service_reply) o.service_done(false);
-        else if (o.kind == op::what::service_recv) o.service_received(false, 0);
+        if (o.kind == op::what::call)
+            o.call();
+        else if (o.kind == op::what::recv)
+            o.target->fail(error);
+        else if (o.kind == op::what::send || o.kind == op::what::raw)
+            o.done.set_exception(error);
+        else if (o.kind == op::what::service || o.kind == op::what::service_reply)
+            o.service_done(false);
+        else if (o.kind == op::what::service_recv)
+            o.service_received(false, 0);
     }
     if (failing_) fail_everything(error);
     if (role_ == role::working) owner_.write_report();
@@ -316,8 +320,8 @@ void on_process_exit(int status, void*) {
     }
 }
 
-[[maybe_unused]] const bool end_hooks_set = (rampart::set_runtime_end_hook(&on_runtime_end),
-                                              rampart::set_task_failure_hook(&on_task_failure), true);
+[[maybe_unused]] const bool end_hooks_set =
+    (rampart::set_runtime_end_hook(&on_runtime_end), rampart::set_task_failure_hook(&on_task_failure), true);
 
 }  // namespace
 

@@ -74,10 +74,10 @@ public:
         std::vector<char> head;      // service only: the service's prefix and head
         std::vector<segment> data;   // service, service_reply
         std::function<void(bool)> service_done;
-        std::uint64_t epoch = 0;     // service ops: the recoveries ended when it was asked for
-        std::vector<receive_segment> into;                     // service_recv
+        std::uint64_t epoch = 0;            // service ops: the recoveries ended when it was asked for
+        std::vector<receive_segment> into;  // service_recv
         std::function<void(bool, std::size_t)> service_received;  // service_recv
-        std::function<void()> call;  // call only: runs on the engine thread
+        std::function<void()> call;                               // call only: runs on the engine thread
     };
 
     void push(op&& o);
@@ -135,7 +135,7 @@ private:
     };
     struct channel {  // one (source, tag) pair on the receiving side
         std::deque<op> waiting;
-        bool busy = false;  // a matched receive is in flight
+        bool busy = false;                // a matched receive is in flight
         std::uint64_t next_sequence = 0;  // messages delivered to the program
         // The sequence of the next message that will arrive from the source:
         // one past the last that arrived, or what the source said at a
@@ -162,7 +162,7 @@ private:
         std::pair<int, int> key;
         envelope env;
         std::size_t payload_bytes = 0;
-        std::vector<char> scratch;  // payload that cannot go to the target
+        std::vector<char> scratch;      // payload that cannot go to the target
         void* target_memory = nullptr;  // where the target wants the payload
         bool fits = true;
         bool truncated = false;  // shorter than an envelope
@@ -206,7 +206,9 @@ private:
     bool test_service_receives();
     int receive_reply(expected_reply& r, MPI_Message& msg, MPI_Status& st);
     void fail_unmatched_replies();
-    int reply_tag(std::uint64_t reply) const { return reply_tag_base_ + static_cast<int>(reply % static_cast<std::uint64_t>(reply_tags_)); }
+    int reply_tag(std::uint64_t reply) const {
+        return reply_tag_base_ + static_cast<int>(reply % static_cast<std::uint64_t>(reply_tags_));
+    }
     void notify_services(const std::vector<int>& replaced, const std::vector<int>& lost);
     bool exchange_service_states();
     void finish_send(active_send& s, int rc);
@@ -283,8 +285,8 @@ private:
     engine& owner_;
     std::thread thread_;
     mutable std::mutex mutex_;
-    std::condition_variable cv_;        // inbox, state
-    std::condition_variable role_cv_;   // a spare's main thread waits on it
+    std::condition_variable cv_;       // inbox, state
+    std::condition_variable role_cv_;  // a spare's main thread waits on it
     std::deque<op> inbox_;
     bool stop_ = false;
     state state_ = state::starting;
@@ -297,7 +299,7 @@ private:
     int process_ = 0;  // rank in MPI_COMM_WORLD
     int world_size_ = 1;
     int control_tag_ = 0;
-    int service_tag_ = 0;  // one below the control tag
+    int service_tag_ = 0;                      // one below the control tag
     int reply_tag_base_ = 0, reply_tags_ = 1;  // the tags below the service tag: service replies
     std::optional<recovery::detail::membership> members_;
     std::vector<int> comm_rank_of_process_;  // -1: not in comm_
@@ -311,10 +313,10 @@ private:
     std::map<std::pair<int, int>, channel> channels_;
     std::map<std::pair<int, int>, std::uint64_t> next_send_sequence_;
     std::chrono::steady_clock::time_point last_watch_{};
-    bool recovering_ = false;    // under mutex_: a recovery is under way
-    bool failure_seen_ = false;  // an MPI error that may mean a dead process
-    std::string last_error_;     // its text
-    std::vector<int> lost_;      // logical ranks dead with no spare left
+    bool recovering_ = false;      // under mutex_: a recovery is under way
+    bool failure_seen_ = false;    // an MPI error that may mean a dead process
+    std::string last_error_;       // its text
+    std::vector<int> lost_;        // logical ranks dead with no spare left
     std::vector<char> done_from_;  // per logical rank: it announced the end of its program
     bool self_done_ = false;
     // Per (source, tag): the messages a source whose program has ended sent
@@ -322,9 +324,9 @@ private:
     std::map<std::pair<int, int>, std::uint64_t> final_count_;
     std::vector<int> counts_for_;  // per source: the logical rank its final counts were sent for
     ending ending_ = ending::normal;
-    int stopped_by_ = -1;       // the logical rank whose program failed
-    bool failing_ = false;      // this rank's program failed: waiting for the others to stop
-    std::exception_ptr cause_;  // under mutex_: why, when known
+    int stopped_by_ = -1;             // the logical rank whose program failed
+    bool failing_ = false;            // this rank's program failed: waiting for the others to stop
+    std::exception_ptr cause_;        // under mutex_: why, when known
     bool failing_requested_ = false;  // under mutex_
     std::vector<int> awaiting_stop_;  // processes that have not yet answered control_failed
     std::chrono::steady_clock::time_point failing_deadline_{};
@@ -350,7 +352,7 @@ private:
     std::map<int, std::vector<std::vector<char>>> service_states_;  // number -> by logical rank, last recovery
     std::atomic<bool> has_services_{false};
     std::atomic<int> service_busy_{0};
-    std::vector<int> lost_shared_;  // a copy of lost_ for other threads, under services_mutex_
+    std::vector<int> lost_shared_;       // a copy of lost_ for other threads, under services_mutex_
     std::condition_variable losses_cv_;  // lost_shared_ grew (with services_mutex_)
     // How many of lost_shared_ the program has acknowledged: receives from
     // the living work again once every loss is acknowledged.

@@ -9,14 +9,14 @@
 
 #include "engine_impl.hpp"
 
+#include <unistd.h>
 #include <chrono>
 #include <csignal>
-#include <cstdlib>
-#include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
-#include <unistd.h>
+#include <thread>
 
 namespace rampart::comm::detail {
 
@@ -97,8 +97,9 @@ void engine::impl::die_before_mpi_if_ordered() const {
         if (k.at_start && std::to_string(k.rank) == world_rank) {
             const std::string path = owner_.config_.report + ".kill." + world_rank + ".0";
             if (FILE* f = owner_.config_.report.empty() ? nullptr : std::fopen(path.c_str(), "w")) {
-                std::fprintf(f, "{\"rank\":%d,\"incarnation\":0,\"process\":%d,\"at\":\"start\",\"hang\":false,"
-                                "\"killed_us\":%lld}\n",
+                std::fprintf(f,
+                             "{\"rank\":%d,\"incarnation\":0,\"process\":%d,\"at\":\"start\",\"hang\":false,"
+                             "\"killed_us\":%lld}\n",
                              k.rank, k.rank, static_cast<long long>(wall_clock_us()));
                 std::fclose(f);
             }

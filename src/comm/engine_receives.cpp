@@ -31,9 +31,9 @@ void engine::impl::fail_all_waiting(const std::string& why) {
     for (auto& [key, ch] : channels_) {
         if (ch.busy) continue;  // its message has arrived already
         while (!ch.waiting.empty())
-            fail_front(ch, std::make_exception_ptr(comm_error("rampart: irecv from rank " + std::to_string(key.first) +
-                                                              " with tag " + std::to_string(key.second) +
-                                                              " failed: " + why)));
+            fail_front(
+                ch, std::make_exception_ptr(comm_error("rampart: irecv from rank " + std::to_string(key.first) +
+                                                       " with tag " + std::to_string(key.second) + " failed: " + why)));
     }
 }
 
@@ -187,8 +187,8 @@ void engine::impl::deliver_early(channel& ch) {
 }
 
 std::string engine::impl::lost_text(const std::pair<int, int>& key, const channel& ch) const {
-    const std::uint64_t resumes = ch.early && ch.early->env.sequence > ch.next_sequence ? ch.early->env.sequence
-                                                                                        : ch.stream_next;
+    const std::uint64_t resumes =
+        ch.early && ch.early->env.sequence > ch.next_sequence ? ch.early->env.sequence : ch.stream_next;
     return "rampart: irecv from rank " + std::to_string(key.first) + " with tag " + std::to_string(key.second) +
            " failed: messages " + std::to_string(ch.next_sequence) + " to " + std::to_string(resumes - 1) +
            " of this channel are lost for good (the sender goes on from message " + std::to_string(resumes) +

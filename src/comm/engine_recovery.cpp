@@ -21,6 +21,7 @@
 
 #include "engine_impl.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -28,7 +29,6 @@
 #include <limits>
 #include <memory>
 #include <numeric>
-#include <unistd.h>
 
 namespace rampart::comm::detail {
 
@@ -186,7 +186,8 @@ void engine::impl::drain() {
         test_receives();
         test_service_receives();
         if (std::chrono::steady_clock::now() > deadline) {
-            std::fprintf(stderr, "rampart: rank %d: MPI did not end %zu sends and %zu receives within %lld s of a revoke\n",
+            std::fprintf(stderr,
+                         "rampart: rank %d: MPI did not end %zu sends and %zu receives within %lld s of a revoke\n",
                          owner_.rank_, sends_.size(), recvs_.size(),
                          static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(drain_limit).count()));
             std::raise(SIGKILL);  // the others replace this process
@@ -450,6 +451,5 @@ void engine::impl::on_control(const control_message& m) {
         ch.stream_next = std::max(ch.stream_next, words[i + 1]);
     }
 }
-
 
 }  // namespace rampart::comm::detail

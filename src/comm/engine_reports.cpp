@@ -37,9 +37,9 @@ void engine::die(const char* why) {
     const bool hang = k && k->hang;
     if (!config_.report.empty()) {
         std::string path = config_.report + ".kill." + std::to_string(rank_) + "." + std::to_string(incarnation_);
-        const nlohmann::ordered_json note = {{"rank", rank_}, {"incarnation", incarnation_},
-                                             {"process", impl_->process_}, {"at", why}, {"hang", hang},
-                                             {"killed_us", wall_clock_us()}};
+        const nlohmann::ordered_json note = {
+            {"rank", rank_}, {"incarnation", incarnation_}, {"process", impl_->process_}, {"at", why},
+            {"hang", hang},  {"killed_us", wall_clock_us()}};
         if (FILE* f = std::fopen(path.c_str(), "w")) {
             std::fprintf(f, "%s\n", note.dump().c_str());
             std::fclose(f);
@@ -49,7 +49,6 @@ void engine::die(const char* why) {
     // stays, stopped, until something ends it.
     std::raise(hang ? SIGSTOP : SIGKILL);
 }
-
 
 void engine::report_iteration(std::uint64_t iteration) {
     iteration_.store(iteration, std::memory_order_relaxed);
@@ -73,22 +72,35 @@ void engine::impl::add_recovery_report(nlohmann::ordered_json& j) const {
     for (const auto& r : recoveries_) {
         auto replacements = nlohmann::ordered_json::array();
         for (auto [logical, process] : r.replacements) replacements.push_back({logical, process});
-        recoveries.push_back({{"dead", r.dead}, {"dead_spares", r.dead_spares}, {"lost", r.lost},
-                              {"replacements", replacements}, {"rounds", r.rounds}, {"detect_us", r.detect_us},
-                              {"agreed_us", r.agreed_us}, {"resumed_us", r.resumed_us},
-                              {"resent_messages", r.resent_messages}, {"resent_bytes", r.resent_bytes}});
+        recoveries.push_back({{"dead", r.dead},
+                              {"dead_spares", r.dead_spares},
+                              {"lost", r.lost},
+                              {"replacements", replacements},
+                              {"rounds", r.rounds},
+                              {"detect_us", r.detect_us},
+                              {"agreed_us", r.agreed_us},
+                              {"resumed_us", r.resumed_us},
+                              {"resent_messages", r.resent_messages},
+                              {"resent_bytes", r.resent_bytes}});
     }
 }
 
 void engine::write_report() {
     if (config_.report.empty()) return;
     const auto c = counters();
-    nlohmann::ordered_json j = {{"rank", rank_}, {"size", size_}, {"incarnation", incarnation_},
-                                {"started_us", started_us_}, {"iteration", iteration_.load()},
-                                {"messages_sent", c.messages_sent}, {"messages_received", c.messages_received},
-                                {"bytes_sent", c.bytes_sent}, {"bytes_received", c.bytes_received},
-                                {"duplicates_dropped", c.duplicates_dropped}, {"malformed", c.malformed},
-                                {"messages_resent", c.messages_resent}, {"bytes_resent", c.bytes_resent},
+    nlohmann::ordered_json j = {{"rank", rank_},
+                                {"size", size_},
+                                {"incarnation", incarnation_},
+                                {"started_us", started_us_},
+                                {"iteration", iteration_.load()},
+                                {"messages_sent", c.messages_sent},
+                                {"messages_received", c.messages_received},
+                                {"bytes_sent", c.bytes_sent},
+                                {"bytes_received", c.bytes_received},
+                                {"duplicates_dropped", c.duplicates_dropped},
+                                {"malformed", c.malformed},
+                                {"messages_resent", c.messages_resent},
+                                {"bytes_resent", c.bytes_resent},
                                 {"engine_cpu_seconds", c.cpu_seconds}};
     impl_->add_recovery_report(j);
     j["tasks"] = nlohmann::ordered_json::parse(rampart::read_counters().to_json());

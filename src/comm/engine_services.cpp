@@ -15,7 +15,6 @@ namespace {
 constexpr int services_per_poll = 16;
 }  // namespace
 
-
 bool engine::impl::progress_services() {
     bool progress = false;
     for (int i = 0; i < services_per_poll && !failure_seen_; ++i) {
@@ -49,11 +48,11 @@ void engine::impl::notify_services(const std::vector<int>& replaced, const std::
     for (auto& [n, s] : services_) {
         auto it = service_states_.find(n);
         s->on_recovery(replaced, lost,
-                       it != service_states_.end() ? it->second
-                                                   : std::vector<std::vector<char>>(static_cast<std::size_t>(owner_.size_)));
+                       it != service_states_.end()
+                           ? it->second
+                           : std::vector<std::vector<char>>(static_cast<std::size_t>(owner_.size_)));
     }
 }
-
 
 void engine::impl::start_service_receive(op&& o) {
     if (comm_rank_of_logical(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.service_received(false, 0);
@@ -179,7 +178,6 @@ void engine::impl::fail_unmatched_replies() {
     }
 }
 
-
 int engine::add_service(service* s) {
     std::lock_guard lock(impl_->services_mutex_);
     const int n = impl_->next_service_++;
@@ -247,7 +245,6 @@ void engine::service_busy(int delta) {
     impl_->service_busy_ += delta;
     if (delta > 0) impl_->cv_.notify_one();  // stop a pause at once
 }
-
 
 std::vector<std::vector<char>> engine::recovery_states(int number) const {
     std::lock_guard lock(impl_->services_mutex_);

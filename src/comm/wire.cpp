@@ -29,7 +29,8 @@ wire_result<std::vector<std::uint64_t>> tag_pairs(const char* payload, std::size
     if (bytes) std::memcpy(words.data(), payload, bytes);
     for (std::size_t i = first; i < words.size(); i += 2)
         if (words[i] > static_cast<std::uint64_t>(max_tag))
-            return wire_result<std::vector<std::uint64_t>>::refused(tag_refusal(what, (i - first) / 2, words[i], max_tag));
+            return wire_result<std::vector<std::uint64_t>>::refused(
+                tag_refusal(what, (i - first) / 2, words[i], max_tag));
     return words;
 }
 
@@ -101,8 +102,7 @@ wire_result<channel_counts> decode_channel_counts(const std::uint64_t* words, st
     if (n == 0) return result::refused("no words");
     const std::uint64_t k = words[0];
     if (k > (n - 1) / 2 || (n - 1 - 2 * k) % 3 != 0)
-        return result::refused(std::to_string(n) + " words are not k = " + std::to_string(k) +
-                               ", k pairs and triples");
+        return result::refused(std::to_string(n) + " words are not k = " + std::to_string(k) + ", k pairs and triples");
     channel_counts c;
     c.held.reserve(static_cast<std::size_t>(k));
     for (std::size_t i = 1; i < 1 + 2 * k; i += 2) {
@@ -159,7 +159,8 @@ void write_service_prefix(char* out, int number) {
 
 wire_result<int> decode_service_prefix(const char* data, std::size_t bytes) {
     if (bytes < service_prefix)
-        return wire_result<int>::refused("service message of " + std::to_string(bytes) + " bytes, less than its prefix");
+        return wire_result<int>::refused("service message of " + std::to_string(bytes) +
+                                         " bytes, less than its prefix");
     std::uint32_t prefix[2];
     std::memcpy(prefix, data, service_prefix);
     if (prefix[0] != service_magic) return wire_result<int>::refused("not a service message");

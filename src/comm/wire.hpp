@@ -6,8 +6,8 @@
 // and drops it. They never trust a length or a count they read: every size
 // is checked against the bytes that are there before anything is copied.
 
-#include <rampart/comm/wire_result.hpp>
 #include <rampart/comm/serialization.hpp>
+#include <rampart/comm/wire_result.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -108,5 +108,4 @@ channel_state channel_state::from_bytes(const void* data, std::size_t bytes) {
     return s;
 }
 
-
 }  // namespace rampart::recovery

@@ -32,8 +32,8 @@ public:
 
     /// What one recovery changed.
     struct change {
-        std::vector<int> dead_logical;                 ///< logical ranks whose process died
-        std::vector<int> dead_spares;                  ///< idle spares that died
+        std::vector<int> dead_logical;                  ///< logical ranks whose process died
+        std::vector<int> dead_spares;                   ///< idle spares that died
         std::vector<std::pair<int, int>> replacements;  ///< (logical rank, process of the spare that took it)
         std::vector<int> lost;                          ///< dead logical ranks no spare was left for
     };

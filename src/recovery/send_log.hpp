@@ -74,7 +74,7 @@ public:
 
 private:
     struct channel {
-        std::uint64_t base = 0;                // sequence of messages.front()
+        std::uint64_t base = 0;               // sequence of messages.front()
         std::deque<logged_message> messages;  // [base, base + size)
     };
     std::map<std::pair<int, int>, channel> channels_;  // (dest, tag)

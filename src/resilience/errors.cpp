@@ -24,14 +24,12 @@ injected_fault::injected_fault() : error("rampart: injected fault") {}
 
 namespace detail {
 
-
 std::string failure_cause(const std::exception_ptr& e) {
     try {
         if (e) std::rethrow_exception(e);
     } catch (const task_failed& x) {
         return x.cause();
-    } catch (...) {
-    }
+    } catch (...) {}
     return describe(e);
 }
 

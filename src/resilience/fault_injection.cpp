@@ -24,8 +24,8 @@ fault_injector::fault_injector(double rate, std::uint64_t seed) : rate_(rate), s
     if (!(rate >= 0.0 && rate <= 1.0))
         throw invalid_argument("rampart: fault rate must be in [0, 1], got " + std::to_string(rate));
     // rate * 2^64, saturating at 1.0 (every draw hits).
-    threshold_ = rate >= 1.0 ? std::numeric_limits<std::uint64_t>::max()
-                             : static_cast<std::uint64_t>(std::ldexp(rate, 64));
+    threshold_ =
+        rate >= 1.0 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(std::ldexp(rate, 64));
 }
 
 std::uint64_t fault_injector::draw(std::uint64_t key, std::uint64_t stream) const noexcept {
@@ -61,8 +61,7 @@ void inject_soft_error() {
         try {
             auto c = read_environment_config();
             if (c.error_rate > 0) return std::optional<fault_injector>(std::in_place, c.error_rate, c.seed);
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
         return std::nullopt;
     }();
     if (!faults) return;

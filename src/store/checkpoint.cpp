@@ -16,7 +16,7 @@ namespace rampart::store {
 
 namespace {
 constexpr std::size_t block = 4096;
-constexpr std::size_t channel_room = 64 * 1024;  // counts of up to ~4000 channels
+constexpr std::size_t channel_room = 64 * 1024;                // counts of up to ~4000 channels
 constexpr std::uint64_t record_magic = 0x5452504b43505452ULL;  // "RTPCKPRT"
 struct record_head {
     std::uint64_t magic = record_magic;
@@ -26,7 +26,8 @@ struct record_head {
 };
 
 std::size_t slot_blocks(std::size_t max_state_bytes) {
-    if (max_state_bytes == 0) throw rampart::invalid_argument("rampart::store::checkpoints: a state of at most 0 bytes");
+    if (max_state_bytes == 0)
+        throw rampart::invalid_argument("rampart::store::checkpoints: a state of at most 0 bytes");
     return (sizeof(record_head) + max_state_bytes + channel_room + block - 1) / block;
 }
 }  // namespace

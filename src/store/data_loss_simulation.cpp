@@ -64,7 +64,8 @@ loss_simulator::loss_simulator(const placement& where) : p_(where.pes()) {
 }
 
 std::vector<int> loss_simulator::holder_set(std::size_t i) const {
-    if (i >= set_size_.size()) throw std::invalid_argument("rampart::store::loss_simulator: no holder set " + std::to_string(i));
+    if (i >= set_size_.size())
+        throw std::invalid_argument("rampart::store::loss_simulator: no holder set " + std::to_string(i));
     std::vector<int> out;
     for (int pe = 0; pe < p_; ++pe)
         for (auto k = first_set_[static_cast<std::size_t>(pe)]; k < first_set_[static_cast<std::size_t>(pe) + 1]; ++k)

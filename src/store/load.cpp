@@ -115,12 +115,12 @@ void store::impl::route_unit(const placement_unit& u, wanted unit_part, get_draf
     const std::uint64_t slice =
         has(me_) ? u.count : std::max<std::uint64_t>(1, slice_bytes / static_cast<std::uint64_t>(block_bytes_));
     for (std::uint64_t at = 0; at < u.count; at += slice) {
-        wanted part{{u.first_id + at, std::min(slice, u.count - at)}, unit_part.out + at * block_bytes_,
-                    unit_part.tried};
-        const int h = has(me_)                               ? me_
-                      : u.count <= slice && has(drafts.last) ? drafts.last
-                                                             : candidates[std::uniform_int_distribution<std::size_t>(
-                                                                   0, candidates.size() - 1)(rng_)];
+        wanted part{
+            {u.first_id + at, std::min(slice, u.count - at)}, unit_part.out + at * block_bytes_, unit_part.tried};
+        const int h = has(me_) ? me_
+                      : u.count <= slice && has(drafts.last)
+                          ? drafts.last
+                          : candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
         drafts.last = h;
         if (h != me_) {
             add_to_get(h, std::move(part), drafts);
@@ -142,8 +142,8 @@ void store::impl::add_to_get(int holder, wanted part, get_drafts& drafts) {
     if (!fresh) {
         const request& rq = outstanding_[it->second];
         const wanted& back = rq.parts.back();
-        fresh = (alone && back.ids.first + back.ids.count != part.ids.first) ||
-                rq.bytes + part_bytes > max_message_bytes;
+        fresh =
+            (alone && back.ids.first + back.ids.count != part.ids.first) || rq.bytes + part_bytes > max_message_bytes;
     }
     if (fresh) {
         it->second = new_reply_number();

@@ -17,12 +17,24 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         return;
     }
     switch (d->h.what) {
-    case kind::put: on_put(source, *d, std::move(bytes)); break;
-    case kind::get: on_get(source, *d); break;
-    case kind::ack: on_ack(source, d->h); break;
-    case kind::data: on_data(source, *d, bytes); break;
-    case kind::done: on_done(source, *d); break;
-    case kind::ready: on_ready(source, d->h); break;
+        case kind::put:
+            on_put(source, *d, std::move(bytes));
+            break;
+        case kind::get:
+            on_get(source, *d);
+            break;
+        case kind::ack:
+            on_ack(source, d->h);
+            break;
+        case kind::data:
+            on_data(source, *d, bytes);
+            break;
+        case kind::done:
+            on_done(source, *d);
+            break;
+        case kind::ready:
+            on_ready(source, d->h);
+            break;
     }
     cv_.notify_all();
 }
@@ -41,7 +53,8 @@ void store::impl::on_put(int source, const detail::decoded& d, std::vector<char>
     a.what = kind::ack;
     a.op = h.op;
     a.request = h.request;
-    send(source, detail::encode(a), {}, [](bool) {}, epoch());
+    send(
+        source, detail::encode(a), {}, [](bool) {}, epoch());
 }
 
 // Holding every range asked for, this rank sends the blocks straight into the
@@ -53,7 +66,8 @@ void store::impl::on_get(int source, const detail::decoded& d) {
     auto keep = std::make_shared<std::vector<std::shared_ptr<const std::vector<char>>>>();
     if (auto all = find(h.version, d.ranges, *keep)) {
         for (auto& r : d.ranges) counters_.blocks_served += r.count;
-        reply(source, h.request, std::move(*all), [keep](bool) {}, epoch());
+        reply(
+            source, h.request, std::move(*all), [keep](bool) {}, epoch());
         return;
     }
     const std::size_t flags = (d.ranges.size() + 7) / 8 * 8;
@@ -72,8 +86,10 @@ void store::impl::on_get(int source, const detail::decoded& d) {
     a.op = h.op;
     a.request = h.request;
     const std::uint64_t now = epoch();  // one for the two messages
-    send(source, detail::encode(a), std::move(segs), [data](bool) {}, now);
-    reply(source, h.request, {}, [](bool) {}, now);
+    send(
+        source, detail::encode(a), std::move(segs), [data](bool) {}, now);
+    reply(
+        source, h.request, {}, [](bool) {}, now);
 }
 
 // A put arrived: its request (of a submit or of a repair) is done.

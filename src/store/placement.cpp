@@ -58,16 +58,18 @@ std::uint64_t permutation::decrypt(std::uint64_t y) const {
 // again until the value falls inside; the domain is less than 4n, so a few
 // steps on average.
 std::uint64_t permutation::operator()(std::uint64_t x) const {
-    if (x >= n_) throw std::invalid_argument("rampart::store::permutation: " + std::to_string(x) + " is not below " +
-                                             std::to_string(n_));
+    if (x >= n_)
+        throw std::invalid_argument("rampart::store::permutation: " + std::to_string(x) + " is not below " +
+                                    std::to_string(n_));
     do x = encrypt(x);
     while (x >= n_);
     return x;
 }
 
 std::uint64_t permutation::inverse(std::uint64_t y) const {
-    if (y >= n_) throw std::invalid_argument("rampart::store::permutation: " + std::to_string(y) + " is not below " +
-                                             std::to_string(n_));
+    if (y >= n_)
+        throw std::invalid_argument("rampart::store::permutation: " + std::to_string(y) + " is not below " +
+                                    std::to_string(n_));
     do y = decrypt(y);
     while (y >= n_);
     return y;
@@ -133,8 +135,8 @@ long double probability_of_data_loss(int p, int r, int f) {
         throw std::invalid_argument("rampart::store::probability_of_data_loss: f = " + std::to_string(f) +
                                     " is not in [0, p]");
     const int groups = p / r;
-    if (f < r) return 0;              // no group can be all dead yet
-    if (f > p - groups) return 1;     // fewer survivors than groups: one group has none
+    if (f < r) return 0;           // no group can be all dead yet
+    if (f > p - groups) return 1;  // fewer survivors than groups: one group has none
     // The sum alternates, with terms up to about e^x where x = groups * pi is
     // the expected number of dead groups: the terms are computed from exact
     // ratios in quad precision, and past x = kGiveUp, where the cancellation

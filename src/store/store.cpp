@@ -21,7 +21,8 @@ using detail::max_message_bytes;
 std::string detail::ids_text(const std::vector<id_range>& rs) {
     std::string s;
     for (std::size_t i = 0; i < rs.size() && i < 8; ++i)
-        s += (i ? ", " : "") + ("[" + std::to_string(rs[i].first) + ", " + std::to_string(rs[i].first + rs[i].count) + ")");
+        s += (i ? ", " : "") +
+             ("[" + std::to_string(rs[i].first) + ", " + std::to_string(rs[i].first + rs[i].count) + ")");
     if (rs.size() > 8) s += ", ... (" + std::to_string(rs.size()) + " ranges)";
     return s;
 }
@@ -57,10 +58,9 @@ store::impl::impl(std::size_t block_bytes, options o) : block_bytes_(block_bytes
         throw rampart::invalid_argument("rampart::store: " + std::to_string(o.replicas) + " copies on " +
                                         std::to_string(p_) + " ranks (need 1 <= r <= ranks)");
     if (o.permutation_range_bytes % block_bytes != 0)
-        throw rampart::invalid_argument("rampart::store: permutation ranges of " +
-                                        std::to_string(o.permutation_range_bytes) +
-                                        " bytes are not a whole number of " + std::to_string(block_bytes) +
-                                        "-byte blocks");
+        throw rampart::invalid_argument(
+            "rampart::store: permutation ranges of " + std::to_string(o.permutation_range_bytes) +
+            " bytes are not a whole number of " + std::to_string(block_bytes) + "-byte blocks");
     range_blocks_ = o.permutation_range_bytes / block_bytes;
     rng_.seed(o.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(me_));
     lost_.assign(static_cast<std::size_t>(p_), 0);
@@ -89,14 +89,16 @@ void store::impl::send_request(std::uint64_t id) {
                 into.push_back({at, n});
             bytes += n;
         }
-        expect_reply(rq.dest, id, std::move(into),
+        expect_reply(
+            rq.dest, id, std::move(into),
             [self, id, bytes](bool ok, std::size_t got) {
                 if (auto s = self.lock()) s->on_reply(id, bytes, ok, got);
             },
             now);
         ++in_flight_;  // after the push, which throws once the runtime is down (m_ holds back the callback)
     }
-    send(rq.dest, rq.head, rq.data,
+    send(
+        rq.dest, rq.head, rq.data,
         [self](bool) {
             if (auto s = self.lock()) {
                 std::lock_guard l(s->m_);

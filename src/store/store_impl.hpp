@@ -121,8 +121,8 @@ private:
         kind what = kind::put;
         std::vector<char> head;
         std::vector<segment> data;
-        std::vector<wanted> parts;  // get only
-        std::uint64_t bytes = 0;    // of the blocks it carries or asks for
+        std::vector<wanted> parts;                                   // get only
+        std::uint64_t bytes = 0;                                     // of the blocks it carries or asks for
         std::vector<std::shared_ptr<const std::vector<char>>> keep;  // held blocks a repair sends from
     };
     // The done and ready this rank sent for an operation, sent again after a
@@ -189,8 +189,7 @@ private:
         return bytes;
     }
     // The commit protocol (submit_protocol.cpp).
-    void send_done(std::uint64_t total = 0, std::uint64_t flags = 0, std::vector<id_range> ids = {},
-                   int only_to = -1);
+    void send_done(std::uint64_t total = 0, std::uint64_t flags = 0, std::vector<id_range> ids = {}, int only_to = -1);
     void send_ready(int only_to);
     void send_word(std::uint64_t op, const std::vector<char>& bytes, int only_to = -1);
     void resend_words();
@@ -224,8 +223,8 @@ private:
     std::optional<std::vector<segment>> find(std::uint64_t version, const std::vector<id_range>& ranges,
                                              std::vector<std::shared_ptr<const std::vector<char>>>& keep) const;
     detail::part& part_of(std::uint64_t op, int q);
-    bool everyone_done() const;   // every rank that takes part has given its part (or is resolved)
-    bool everyone_ready() const;  // of a submit: every rank that takes part is ready
+    bool everyone_done() const;            // every rank that takes part has given its part (or is resolved)
+    bool everyone_ready() const;           // of a submit: every rank that takes part is ready
     void begin_op(std::uint64_t version);  // a collective operation on `version` starts here
     void end_op();
     // Sends copies of the committed version to the ranks that `lacks` says
@@ -234,30 +233,30 @@ private:
 
     mutable std::mutex m_;
     std::condition_variable cv_;
-    std::vector<char> lost_;            // per logical rank: dead for good
+    std::vector<char> lost_;                 // per logical rank: dead for good
     std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it surely holds (replaced before)
     std::map<std::uint64_t, std::map<std::uint64_t, piece>> held_;  // version -> first id -> piece
     std::map<std::uint64_t, placement> placements_;
     std::map<std::uint64_t, std::uint64_t> abandoned_;  // version -> the last submit that abandoned it
     std::uint64_t committed_ = 0;
-    std::uint64_t op_ = 0;        // the current (or last) collective operation
-    std::uint64_t op_version_ = 0;  // the version it submits or loads
-    bool closed_ = false;         // the store object is gone (see close)
-    bool deciding_ = false;       // the current operation is a submit not yet decided
+    std::uint64_t op_ = 0;              // the current (or last) collective operation
+    std::uint64_t op_version_ = 0;      // the version it submits or loads
+    bool closed_ = false;               // the store object is gone (see close)
+    bool deciding_ = false;             // the current operation is a submit not yet decided
     std::uint64_t decided_submit_ = 0;  // the last submit decided here: its parts go in recovery states
     bool in_op_ = false;
     // Joining of replacements (see recovery_state): a replaced rank's new
     // process takes no part in operations up to absent_until_[rank], the
     // last operation any survivor had begun when it was replaced.
     std::vector<std::uint64_t> absent_until_;
-    std::uint64_t next_tag_ = 0;   // given to the next operation (the checkpoint's iteration)
-    std::uint64_t last_tag_ = 0;   // of the last operation begun
-    std::uint64_t joined_after_tag_ = 0;  // on a replacement: the survivors' last operation had this tag
-    bool replacement_ = false;     // this store joined survivors' stores after a recovery
+    std::uint64_t next_tag_ = 0;                      // given to the next operation (the checkpoint's iteration)
+    std::uint64_t last_tag_ = 0;                      // of the last operation begun
+    std::uint64_t joined_after_tag_ = 0;              // on a replacement: the survivors' last operation had this tag
+    bool replacement_ = false;                        // this store joined survivors' stores after a recovery
     std::map<std::uint64_t, detail::op_record> ops_;  // operation -> the parts known here
-    sent_words sent_, sent_before_;  // of the current operation and of the one before
-    std::map<std::uint64_t, request> outstanding_;  // puts and gets of the current operation
-    std::map<std::uint64_t, request> repairs_;      // puts that restore copies
+    sent_words sent_, sent_before_;                   // of the current operation and of the one before
+    std::map<std::uint64_t, request> outstanding_;    // puts and gets of the current operation
+    std::map<std::uint64_t, request> repairs_;        // puts that restore copies
     // Sends and reply receives that MPI may still read or write the memory
     // of (held blocks, the caller's output): waited for before returning.
     int in_flight_ = 0;

@@ -134,8 +134,7 @@ void store::impl::join() {
     if (!newest) return;  // the survivors have no such store (yet): nothing to join
     replacement_ = true;
     committed_ = newest->committed;
-    if (committed_ > 0)
-        placements_.emplace(committed_, placement(newest->blocks, p_, r_, range_blocks_, opts_.seed));
+    if (committed_ > 0) placements_.emplace(committed_, placement(newest->blocks, p_, r_, range_blocks_, opts_.seed));
     holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
 }
 

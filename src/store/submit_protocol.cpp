@@ -30,7 +30,15 @@ using detail::kind;
 // --- the test hook -----------------------------------------------------------
 
 namespace {
-enum kill_step : int { no_kill, kill_begin, kill_puts, kill_stored_partial, kill_stored, kill_ready_partial, kill_ready };
+enum kill_step : int {
+    no_kill,
+    kill_begin,
+    kill_puts,
+    kill_stored_partial,
+    kill_stored,
+    kill_ready_partial,
+    kill_ready
+};
 constexpr const char* kill_step_names[] = {"", "begin", "puts", "stored_partial", "stored", "ready_partial", "ready"};
 std::atomic<int> kill_step_set{no_kill};
 std::atomic<std::uint64_t> kill_version{0};
@@ -130,8 +138,8 @@ std::string detail::check_parts(const std::vector<part>& parts, const std::vecto
             first = static_cast<int>(q);
         } else if (parts[q].total != parts[static_cast<std::size_t>(first)].total) {
             return "ranks disagree on the number of blocks (rank " + std::to_string(first) + ": " +
-                   std::to_string(parts[static_cast<std::size_t>(first)].total) + ", rank " + std::to_string(q) +
-                   ": " + std::to_string(parts[q].total) + ")";
+                   std::to_string(parts[static_cast<std::size_t>(first)].total) + ", rank " + std::to_string(q) + ": " +
+                   std::to_string(parts[q].total) + ")";
         }
     }
     if (first < 0) return "no rank gave a part";
@@ -169,7 +177,7 @@ void detail::encode_records(const std::map<std::uint64_t, op_record>& records, s
 }
 
 std::optional<std::map<std::uint64_t, detail::op_record>> detail::decode_records(const char* bytes, std::size_t size,
-                                                                                int ranks) {
+                                                                                 int ranks) {
     if (size % sizeof(std::uint64_t) != 0) return std::nullopt;
     std::vector<std::uint64_t> w(size / sizeof(std::uint64_t));
     if (size) std::memcpy(w.data(), bytes, size);
@@ -253,7 +261,8 @@ void store::impl::send_word(std::uint64_t op, const std::vector<char>& bytes, in
     std::weak_ptr<impl> self = weak_from_this();
     for (int q = 0; q < p_; ++q) {
         if (q == me_ || dead_in(op, q) || (only_to >= 0 && q != only_to)) continue;
-        send(q, bytes, {},
+        send(
+            q, bytes, {},
             [self](bool) {
                 if (auto s = self.lock()) {
                     std::lock_guard l(s->m_);

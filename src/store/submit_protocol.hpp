@@ -19,8 +19,8 @@ constexpr std::uint64_t part_invalid = 1;
 
 /// One rank's part of an operation as this rank knows it.
 struct part {
-    bool known = false;   // its done ("stored") came, directly or in a recovery state
-    bool ready = false;   // its ready came (submits)
+    bool known = false;  // its done ("stored") came, directly or in a recovery state
+    bool ready = false;  // its ready came (submits)
     std::uint64_t total = 0;
     std::uint64_t flags = 0;
     std::vector<id_range> ids;  // sorted, merged

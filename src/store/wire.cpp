@@ -16,12 +16,18 @@ constexpr std::uint64_t max_u64 = std::numeric_limits<std::uint64_t>::max();
 
 const char* kind_name(kind k) {
     switch (k) {
-    case kind::put: return "put";
-    case kind::ack: return "ack";
-    case kind::get: return "get";
-    case kind::data: return "data";
-    case kind::done: return "done";
-    case kind::ready: return "ready";
+        case kind::put:
+            return "put";
+        case kind::ack:
+            return "ack";
+        case kind::get:
+            return "get";
+        case kind::data:
+            return "data";
+        case kind::done:
+            return "done";
+        case kind::ready:
+            return "ready";
     }
     return "?";
 }
@@ -30,25 +36,26 @@ const char* kind_name(kind k) {
 std::string check_kind(const decoded& d, std::size_t block_bytes) {
     const std::string name = kind_name(d.h.what);
     switch (d.h.what) {
-    case kind::put: {
-        std::uint64_t blocks = 0;
-        for (const id_range& r : d.ranges) {
-            if (r.count > max_u64 - blocks) return "a put of more than 2^64 blocks";
-            blocks += r.count;
+        case kind::put: {
+            std::uint64_t blocks = 0;
+            for (const id_range& r : d.ranges) {
+                if (r.count > max_u64 - blocks) return "a put of more than 2^64 blocks";
+                blocks += r.count;
+            }
+            if (block_bytes == 0 || blocks > d.payload_bytes / block_bytes || blocks * block_bytes != d.payload_bytes)
+                return "a put of " + std::to_string(blocks) + " blocks of " + std::to_string(block_bytes) +
+                       " bytes with " + std::to_string(d.payload_bytes) + " payload bytes";
+            return "";
         }
-        if (block_bytes == 0 || blocks > d.payload_bytes / block_bytes || blocks * block_bytes != d.payload_bytes)
-            return "a put of " + std::to_string(blocks) + " blocks of " + std::to_string(block_bytes) + " bytes with " +
-                   std::to_string(d.payload_bytes) + " payload bytes";
-        return "";
-    }
-    case kind::get:
-    case kind::done:
-        return d.payload_bytes == 0 ? "" : "a " + name + " with " + std::to_string(d.payload_bytes) + " payload bytes";
-    case kind::data:
-        return d.ranges.empty() ? "" : "a data message with ranges";
-    case kind::ack:
-    case kind::ready:
-        return d.ranges.empty() && d.payload_bytes == 0 ? "" : "an " + name + " with ranges or payload";
+        case kind::get:
+        case kind::done:
+            return d.payload_bytes == 0 ? ""
+                                        : "a " + name + " with " + std::to_string(d.payload_bytes) + " payload bytes";
+        case kind::data:
+            return d.ranges.empty() ? "" : "a data message with ranges";
+        case kind::ack:
+        case kind::ready:
+            return d.ranges.empty() && d.payload_bytes == 0 ? "" : "an " + name + " with ranges or payload";
     }
     return "kind " + std::to_string(static_cast<std::uint32_t>(d.h.what));
 }

@@ -21,7 +21,7 @@ int parse_int_at_least(std::string_view name, std::string_view text, int least, 
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc{} || end != text.data() + text.size() || v < least)
         throw rampart::invalid_argument("rampart: " + std::string(name) + "='" + std::string(text) + "' is not a " +
-                                    what + " integer");
+                                        what + " integer");
     return v;
 }
 
@@ -36,7 +36,8 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
         auto bad = [&] {
             return rampart::invalid_argument("rampart: RAMPART_KILL item '" + item +
-                                         "' is not RANK@SECONDSs, RANK@iterN, RANK@start, RANK@recovery or RANK@end, optionally followed by :stop (e.g. 1@1.5s, 2@iter40:stop)");
+                                             "' is not RANK@SECONDSs, RANK@iterN, RANK@start, RANK@recovery or "
+                                             "RANK@end, optionally followed by :stop (e.g. 1@1.5s, 2@iter40:stop)");
         };
         auto at = item.find('@');
         if (at == std::string::npos || at == 0) throw bad();
@@ -94,13 +95,13 @@ environment_config read_environment_config() {
             auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
             if (ec != std::errc{} || end != value.data() + value.size() || !(v >= 0.0 && v <= 1.0))
                 throw rampart::invalid_argument("rampart: RAMPART_ERROR_RATE='" + std::string(value) +
-                                            "' is not a probability in [0, 1]");
+                                                "' is not a probability in [0, 1]");
             c.error_rate = v;
         } else if (name == "RAMPART_SEED") {
             auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), c.seed);
             if (ec != std::errc{} || end != value.data() + value.size() || value.empty())
                 throw rampart::invalid_argument("rampart: RAMPART_SEED='" + std::string(value) +
-                                            "' is not a non-negative integer");
+                                                "' is not a non-negative integer");
         } else if (name == "RAMPART_REPORT") {
             if (value.empty()) throw rampart::invalid_argument("rampart: RAMPART_REPORT is empty");
             c.report = std::string(value);
@@ -108,7 +109,7 @@ environment_config read_environment_config() {
             std::string known;
             for (auto k : known_names) known += (known.empty() ? "" : ", ") + std::string(k);
             throw rampart::invalid_argument("rampart: unknown environment variable " + std::string(name) +
-                                        " (known: " + known + ")");
+                                            " (known: " + known + ")");
         }
     }
     return c;

@@ -21,14 +21,13 @@ registry& the_registry() {
 counters sum_locked(registry& r) {
     counters c;
     for (auto& s : r.slots)
-        c = c + counters::from_array({s.tasks.load(std::memory_order_relaxed), s.replays.load(std::memory_order_relaxed),
-                                      s.replicas_launched.load(std::memory_order_relaxed),
-                                      s.votes_lost.load(std::memory_order_relaxed),
-                                      s.validations_failed.load(std::memory_order_relaxed),
-                                      s.corrections_applied.load(std::memory_order_relaxed),
-                                      s.task_exceptions.load(std::memory_order_relaxed),
-                                      s.exhausted.load(std::memory_order_relaxed),
-                                      s.faults_injected.load(std::memory_order_relaxed)});
+        c = c + counters::from_array(
+                    {s.tasks.load(std::memory_order_relaxed), s.replays.load(std::memory_order_relaxed),
+                     s.replicas_launched.load(std::memory_order_relaxed), s.votes_lost.load(std::memory_order_relaxed),
+                     s.validations_failed.load(std::memory_order_relaxed),
+                     s.corrections_applied.load(std::memory_order_relaxed),
+                     s.task_exceptions.load(std::memory_order_relaxed), s.exhausted.load(std::memory_order_relaxed),
+                     s.faults_injected.load(std::memory_order_relaxed)});
     return c;
 }
 

@@ -1,6 +1,6 @@
 #include <rampart/task/config.hpp>
-#include <rampart/task/runtime.hpp>
 #include <rampart/task/errors.hpp>
+#include <rampart/task/runtime.hpp>
 #include <rampart/task/runtime_hooks.hpp>
 
 #include <atomic>

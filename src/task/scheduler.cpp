@@ -41,8 +41,7 @@ void scheduler::on_shutdown(std::function<void()> f) {
 }
 
 scheduler& scheduler::get() {
-    if (!global_)
-        throw std::logic_error("rampart: no rampart::runtime is alive; create one at the start of main");
+    if (!global_) throw std::logic_error("rampart: no rampart::runtime is alive; create one at the start of main");
     return *global_;
 }
 

@@ -52,7 +52,8 @@ target envelope_target() {
             why = e.why();
             return verdict::refused;
         }
-        if (expected >= 0 && std::memcmp(&*e, seeds[static_cast<std::size_t>(expected)].data(), sizeof(envelope)) != 0) {
+        if (expected >= 0 &&
+            std::memcmp(&*e, seeds[static_cast<std::size_t>(expected)].data(), sizeof(envelope)) != 0) {
             why = "the envelope changed";
             return verdict::wrong;
         }
@@ -71,9 +72,12 @@ bytes control(std::uint64_t what, int source, std::vector<std::uint64_t> words) 
 
 target control_target() {
     target t{"control", {}, {}};
-    t.seeds = {control(control_done, 1, {2, 0, 5, 7, 1, max_tag, 3}), control(control_done, 3, {0}),
-               control(control_restored, 2, {4, 100, 9, 1}), control(control_restored, 0, {}),
-               control(control_failed, 1, {}), control(control_stopped, 3, {})};
+    t.seeds = {control(control_done, 1, {2, 0, 5, 7, 1, max_tag, 3}),
+               control(control_done, 3, {0}),
+               control(control_restored, 2, {4, 100, 9, 1}),
+               control(control_restored, 0, {}),
+               control(control_failed, 1, {}),
+               control(control_stopped, 3, {})};
     t.decode = [seeds = t.seeds](const char* data, std::size_t size, int expected, std::string& why) {
         auto m = decode_control(data, size, ranks, max_tag);
         if (!m) {

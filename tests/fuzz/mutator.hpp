@@ -51,49 +51,64 @@ private:
 
 /// One mutation of `b` (spliced with `other` where it splices).
 inline void mutate(bytes& b, const bytes& other, rng& r) {
-    static constexpr std::uint64_t extremes[] = {0, 1, 2, 7, 8, 0x7f, 0xff, 0x7fff, 0xffff, 0x7fffffff, 0x80000000,
-                                                 0xffffffff, 0x100000000ULL, 0x7fffffffffffffffULL,
-                                                 0x8000000000000000ULL, 0xffffffffffffffffULL, 0xfffffffffffffff8ULL};
+    static constexpr std::uint64_t extremes[] = {0,
+                                                 1,
+                                                 2,
+                                                 7,
+                                                 8,
+                                                 0x7f,
+                                                 0xff,
+                                                 0x7fff,
+                                                 0xffff,
+                                                 0x7fffffff,
+                                                 0x80000000,
+                                                 0xffffffff,
+                                                 0x100000000ULL,
+                                                 0x7fffffffffffffffULL,
+                                                 0x8000000000000000ULL,
+                                                 0xffffffffffffffffULL,
+                                                 0xfffffffffffffff8ULL};
     switch (r.below(b.empty() ? 2 : 8)) {
-    case 0:  // extend
-        for (std::size_t n = 1 + r.below(64); n > 0; --n) b.push_back(static_cast<char>(r.next()));
-        break;
-    case 1:  // splice: a prefix of this, the rest of another
-        if (!other.empty()) {
-            const std::size_t keep = r.below(b.size() + 1), from = r.below(other.size() + 1);
-            b.resize(keep);
-            b.insert(b.end(), other.begin() + static_cast<std::ptrdiff_t>(from), other.end());
+        case 0:  // extend
+            for (std::size_t n = 1 + r.below(64); n > 0; --n) b.push_back(static_cast<char>(r.next()));
+            break;
+        case 1:  // splice: a prefix of this, the rest of another
+            if (!other.empty()) {
+                const std::size_t keep = r.below(b.size() + 1), from = r.below(other.size() + 1);
+                b.resize(keep);
+                b.insert(b.end(), other.begin() + static_cast<std::ptrdiff_t>(from), other.end());
+            }
+            break;
+        case 2:  // truncate
+            b.resize(r.below(b.size()));
+            break;
+        case 3:  // flip a bit
+            b[r.below(b.size())] ^= static_cast<char>(1 << r.below(8));
+            break;
+        case 4:  // a random byte
+            b[r.below(b.size())] = static_cast<char>(r.next());
+            break;
+        case 5: {  // a word (4 or 8 bytes, aligned or not) set to an extreme value, or to the size +- 1
+            const std::size_t width = r.below(2) ? 8 : 4;
+            if (b.size() < width) break;
+            std::size_t at = r.below(b.size() - width + 1);
+            if (r.below(2)) at -= at % width;
+            std::uint64_t v = r.below(4) ? extremes[r.below(std::size(extremes))] : b.size() + r.below(3) - 1;
+            std::memcpy(b.data() + at, &v, width);  // little-endian: the low bytes of v
+            break;
         }
-        break;
-    case 2:  // truncate
-        b.resize(r.below(b.size()));
-        break;
-    case 3:  // flip a bit
-        b[r.below(b.size())] ^= static_cast<char>(1 << r.below(8));
-        break;
-    case 4:  // a random byte
-        b[r.below(b.size())] = static_cast<char>(r.next());
-        break;
-    case 5: {  // a word (4 or 8 bytes, aligned or not) set to an extreme value, or to the size +- 1
-        const std::size_t width = r.below(2) ? 8 : 4;
-        if (b.size() < width) break;
-        std::size_t at = r.below(b.size() - width + 1);
-        if (r.below(2)) at -= at % width;
-        std::uint64_t v = r.below(4) ? extremes[r.below(std::size(extremes))] : b.size() + r.below(3) - 1;
-        std::memcpy(b.data() + at, &v, width);  // little-endian: the low bytes of v
-        break;
-    }
-    case 6: {  // remove a chunk
-        const std::size_t at = r.below(b.size()), n = 1 + r.below(std::min<std::size_t>(b.size() - at, 16));
-        b.erase(b.begin() + static_cast<std::ptrdiff_t>(at), b.begin() + static_cast<std::ptrdiff_t>(at + n));
-        break;
-    }
-    default: {  // repeat a chunk
-        const std::size_t at = r.below(b.size()), n = 1 + r.below(std::min<std::size_t>(b.size() - at, 16));
-        const bytes chunk(b.begin() + static_cast<std::ptrdiff_t>(at), b.begin() + static_cast<std::ptrdiff_t>(at + n));
-        b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), chunk.begin(), chunk.end());
-        break;
-    }
+        case 6: {  // remove a chunk
+            const std::size_t at = r.below(b.size()), n = 1 + r.below(std::min<std::size_t>(b.size() - at, 16));
+            b.erase(b.begin() + static_cast<std::ptrdiff_t>(at), b.begin() + static_cast<std::ptrdiff_t>(at + n));
+            break;
+        }
+        default: {  // repeat a chunk
+            const std::size_t at = r.below(b.size()), n = 1 + r.below(std::min<std::size_t>(b.size() - at, 16));
+            const bytes chunk(b.begin() + static_cast<std::ptrdiff_t>(at),
+                              b.begin() + static_cast<std::ptrdiff_t>(at + n));
+            b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), chunk.begin(), chunk.end());
+            break;
+        }
     }
 }
 
@@ -108,7 +123,8 @@ inline bool run(const target& t, std::uint64_t inputs, std::uint64_t seed) {
     std::string why;
     for (std::size_t i = 0; i < t.seeds.size(); ++i)
         if (decode(t.seeds[i], static_cast<int>(i), why) != verdict::accepted) {
-            std::printf("FAIL fuzz %s: valid encoding %zu not accepted as it was: %s\n", t.name.c_str(), i, why.c_str());
+            std::printf("FAIL fuzz %s: valid encoding %zu not accepted as it was: %s\n", t.name.c_str(), i,
+                        why.c_str());
             return false;
         }
     rng r(seed);
@@ -119,12 +135,16 @@ inline bool run(const target& t, std::uint64_t inputs, std::uint64_t seed) {
         const bytes& other = t.seeds[r.below(t.seeds.size())];
         for (std::size_t k = 1 + r.below(4); k > 0; --k) mutate(b, other, r);
         switch (decode(b, -1, why)) {
-        case verdict::accepted: ++accepted; break;
-        case verdict::refused: ++refused; break;
-        case verdict::wrong:
-            std::printf("FAIL fuzz %s: input %llu (seed %llu): %s\n", t.name.c_str(),
-                        static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed), why.c_str());
-            return false;
+            case verdict::accepted:
+                ++accepted;
+                break;
+            case verdict::refused:
+                ++refused;
+                break;
+            case verdict::wrong:
+                std::printf("FAIL fuzz %s: input %llu (seed %llu): %s\n", t.name.c_str(),
+                            static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed), why.c_str());
+                return false;
         }
     }
     std::printf("fuzz %s: %llu inputs, %llu accepted, %llu refused (%zu valid encodings accepted)\n", t.name.c_str(),

@@ -1,8 +1,8 @@
 #pragma once
 // The bytes every store test submits: block `id` of the test's data, the same
 // on every rank, so that any rank can check what it loads.
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace store_test {

@@ -14,9 +14,9 @@
 //   receives must fail with a clear error (it then aborts, and the job fails).
 // Prints per rank: "rank R checksum H", and "rank R send log peak B bound M";
 // a replacement also "rank R resumed at iteration I".
-#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
+#include <rampart/recovery/recovery.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -96,7 +96,9 @@ int main(int argc, char** argv) {
     app.add_option("dir", dir_name, "where the checkpoints go")->required();
     app.add_option("iterations", iterations, "iterations of the ring")->required();
     app.add_option("every", every, "iterations between checkpoints (0: none)")->required();
-    app.add_option("doubles", doubles, "doubles per message")->required()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+    app.add_option("doubles", doubles, "doubles per message")
+        ->required()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
     app.add_flag("--forget", forget, "a replacement ignores the checkpoints");
     CLI11_PARSE(app, argc, argv);
     const fs::path dir = dir_name;

@@ -69,8 +69,8 @@ TEST(Comm, RoundTripOfSizes) {
     int tag = 200;
     // 32 and 33 doubles: the last payload that travels packed with its
     // envelope, and the first that travels through a two-block datatype.
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{32}, std::size_t{33}, std::size_t{1000},
-                          std::size_t{1} << 20}) {
+    for (std::size_t n :
+         {std::size_t{0}, std::size_t{1}, std::size_t{32}, std::size_t{33}, std::size_t{1000}, std::size_t{1} << 20}) {
         std::vector<double> v(n);
         std::iota(v.begin(), v.end(), 0.5);
         round_trip(tag++, v);
@@ -144,7 +144,8 @@ TEST(Comm, DuplicatesAreDropped) {
     auto& e = comm::detail::engine::get();
     if (me() == 0) {
         std::vector<future<void>> sent;
-        for (auto [seq, value] : {std::pair{0, 5}, std::pair{0, 99}, std::pair{1, 7}, std::pair{1, 98}, std::pair{2, 9}}) {
+        for (auto [seq, value] :
+             {std::pair{0, 5}, std::pair{0, 99}, std::pair{1, 7}, std::pair{1, 98}, std::pair{2, 9}}) {
             promise<void> p;
             sent.push_back(p.get_future());
             e.post_raw(1, 600, static_cast<std::uint64_t>(seq), comm::detail::encode(int{value}), {}, std::move(p));
@@ -172,13 +173,14 @@ TEST(Comm, RingExchangeFromTasks) {
     const int n = peers(), right = (me() + 1) % n, left = (me() + n - 1) % n;
     shared_future<long> carried = make_ready_future(static_cast<long>(me())).share();
     for (int round = 0; round < 50; ++round) {
-        auto sent = dataflow([right, round](shared_future<long> v) { return comm::isend(right, 700 + round, v.get()).get(); },
-                             carried);
-        carried = dataflow([left, round](future<void> s) {
-                      s.get();
-                      return comm::irecv<long>(left, 700 + round).get();
-                  },
-                  std::move(sent))
+        auto sent = dataflow(
+            [right, round](shared_future<long> v) { return comm::isend(right, 700 + round, v.get()).get(); }, carried);
+        carried = dataflow(
+                      [left, round](future<void> s) {
+                          s.get();
+                          return comm::irecv<long>(left, 700 + round).get();
+                      },
+                      std::move(sent))
                       .share();
     }
     // After 50 steps around a ring of n, the value came from rank (me - 50) mod n.

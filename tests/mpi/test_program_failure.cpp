@@ -10,9 +10,9 @@
 //   exhausted   a resilient task fails in every attempt
 //   return      rank 1's program returns normally without sending: the
 //               receive on rank 0 fails with a comm_error naming source and tag
-#include <rampart/recovery/recovery.hpp>
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
+#include <rampart/recovery/recovery.hpp>
 
 #include <cstdio>
 #include <cstdlib>

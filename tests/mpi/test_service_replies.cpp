@@ -16,7 +16,6 @@
 #include <future>
 #include <vector>
 
-
 namespace {
 
 enum class answer : std::uint64_t { one_piece = 1, three_pieces = 2, empty = 3 };
@@ -54,9 +53,11 @@ public:
             const std::size_t third = data->size() / 3;
             pieces = {{data->data(), third}, {data->data() + third, 0}, {data->data() + third, data->size() - third}};
         }
-        reply(source, q.reply, std::move(pieces), [data](bool) {}, epoch());
+        reply(
+            source, q.reply, std::move(pieces), [data](bool) {}, epoch());
     }
-    void on_recovery(const std::vector<int>&, const std::vector<int>&, const std::vector<std::vector<char>>&) override {}
+    void on_recovery(const std::vector<int>&, const std::vector<int>&, const std::vector<std::vector<char>>&) override {
+    }
 
     // Asks the next rank for `bytes` bytes, received into `into`; waits for it.
     outcome ask(std::vector<rampart::comm::receive_segment> into, answer how, std::uint64_t bytes) {
@@ -65,10 +66,16 @@ public:
         auto result = done->get_future();
         const question q{new_reply_number(), how, bytes};
         const auto now = epoch();
-        expect_reply(peer, q.reply, std::move(into), [done](bool ok, std::size_t got) { done->set_value({ok, got}); }, now);
+        expect_reply(
+            peer, q.reply, std::move(into),
+            [done](bool ok, std::size_t got) {
+                done->set_value({ok, got});
+            },
+            now);
         std::vector<char> head(sizeof q);
         std::memcpy(head.data(), &q, sizeof q);
-        send(peer, std::move(head), {}, [](bool) {}, now);
+        send(
+            peer, std::move(head), {}, [](bool) {}, now);
         return result.get();
     }
 };

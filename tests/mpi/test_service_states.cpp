@@ -20,7 +20,6 @@
 
 #include "harness.hpp"
 
-
 namespace {
 
 std::string state_of(int rank, int incarnation) {

@@ -69,12 +69,13 @@ TEST(Store, ANewVersionReplacesTheOldOneOnceComplete) {
     rs::store s(bb);
     s.submit(first, blocks(first, per, bb, 1), n);
     // The second version through the serialize callback.
-    EXPECT_EQ(s.submit(first, per,
-                       [&](std::uint64_t id, std::span<std::byte> out) {
-                           for (std::size_t j = 0; j < bb; ++j)
-                               out[j] = static_cast<std::byte>(store_test::byte_of(id, j, 2));
-                       },
-                       n),
+    EXPECT_EQ(s.submit(
+                  first, per,
+                  [&](std::uint64_t id, std::span<std::byte> out) {
+                      for (std::size_t j = 0; j < bb; ++j)
+                          out[j] = static_cast<std::byte>(store_test::byte_of(id, j, 2));
+                  },
+                  n),
               2u);
     EXPECT_EQ(s.version(), 2u);
     expect_equal(s.load({{0, n}}), blocks(0, n, bb, 2));
@@ -92,7 +93,7 @@ TEST(Store, BadArgumentsAreClearErrors) {
     const std::uint64_t per = 10, n = per * static_cast<std::uint64_t>(ranks());
     const std::uint64_t first = per * static_cast<std::uint64_t>(me());
     rs::store s(bb);
-    EXPECT_THROW(s.load({{0, 1}}), rampart::invalid_argument);  // nothing submitted yet
+    EXPECT_THROW(s.load({{0, 1}}), rampart::invalid_argument);                            // nothing submitted yet
     EXPECT_THROW(s.submit(first, blocks(first, per, bb), 0), rampart::invalid_argument);  // empty version
     auto odd = blocks(first, per, bb);
     odd.pop_back();
@@ -106,10 +107,10 @@ TEST(Store, BadArgumentsAreClearErrors) {
     }
     EXPECT_EQ(s.version(), 0u);
     s.submit(first, blocks(first, per, bb), n);
-    EXPECT_THROW(s.load({{n - 1, 2}}), rampart::invalid_argument);            // past the end
-    EXPECT_THROW(s.load({{0, 5}, {4, 2}}), rampart::invalid_argument);        // overlapping
-    EXPECT_THROW(s.load({{3, 0}}), rampart::invalid_argument);                // empty range
-    expect_equal(s.load({{0, 3}}), blocks(0, 3, bb));                         // and it still works
+    EXPECT_THROW(s.load({{n - 1, 2}}), rampart::invalid_argument);      // past the end
+    EXPECT_THROW(s.load({{0, 5}, {4, 2}}), rampart::invalid_argument);  // overlapping
+    EXPECT_THROW(s.load({{3, 0}}), rampart::invalid_argument);          // empty range
+    expect_equal(s.load({{0, 3}}), blocks(0, 3, bb));                   // and it still works
 }
 
 TEST(Store, LoadsIntoTheCallersMemory) {

@@ -19,7 +19,8 @@ TEST(StoreCrashAfterSubmit, SurvivorsAgreeOnTheVersion) {
     rs::options o;
     o.replicas = 2;
     const std::size_t bb = 32;
-    const std::uint64_t per = 512, n = per * static_cast<std::uint64_t>(p), first = per * static_cast<std::uint64_t>(me);
+    const std::uint64_t per = 512, n = per * static_cast<std::uint64_t>(p),
+                        first = per * static_cast<std::uint64_t>(me);
     rs::store s(bb, o);
     s.submit(first, store_test::blocks(first, per, bb, 1), n);
     try {

@@ -14,12 +14,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "harness.hpp"
@@ -63,7 +63,8 @@ void kill_together(const scenario& s, const std::vector<long>& pids) {
             if (d != me) ::kill(pids[static_cast<std::size_t>(d)], SIGKILL);
         mpi_test::kill_ranks({me});
     }
-    if (is_dead(s, me)) for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // until killed
+    if (is_dead(s, me))
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // until killed
     mpi_test::wait_for_lost(s.dead.size());
 }
 
@@ -141,14 +142,14 @@ TEST_P(StoreFailures, SurvivorsLoadEveryBlockOrNameTheLostOnes) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Scenarios, StoreFailures,
-    ::testing::Values(scenario{"one_failure", 4, 0, false, {2}}, scenario{"two_failures_one_group", 4, 4096, false, {1, 3}},
-                      scenario{"r_minus_1_failures", 4, 0, false, {0, 1, 3}},
-                      scenario{"holder_dies_during_load", 2, 0, true, {2}},
-                      scenario{"two_holders_die_during_load", 3, 0, true, {1, 4}},
-                      scenario{"all_copies_lost", 2, 0, false, {0, 2}},
-                      scenario{"all_copies_lost_permuted", 2, 8192, false, {1, 4}}),
-    [](const ::testing::TestParamInfo<scenario>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Scenarios, StoreFailures,
+                         ::testing::Values(scenario{"one_failure", 4, 0, false, {2}},
+                                           scenario{"two_failures_one_group", 4, 4096, false, {1, 3}},
+                                           scenario{"r_minus_1_failures", 4, 0, false, {0, 1, 3}},
+                                           scenario{"holder_dies_during_load", 2, 0, true, {2}},
+                                           scenario{"two_holders_die_during_load", 3, 0, true, {1, 4}},
+                                           scenario{"all_copies_lost", 2, 0, false, {0, 2}},
+                                           scenario{"all_copies_lost_permuted", 2, 8192, false, {1, 4}}),
+                         [](const ::testing::TestParamInfo<scenario>& info) { return info.param.name; });
 
 }  // namespace

@@ -74,7 +74,8 @@ TEST_P(StoreSubmitCrash, SurvivorsAgreeAndKeepWhatWasReturned) {
     const bool victim = std::binary_search(sc.victims.begin(), sc.victims.end(), me);
     if (victim && sc.step != "returned") rs::detail::kill_during_submit(sc.step, 2);
     const std::size_t bb = 64;
-    const std::uint64_t per = 2048, n = per * static_cast<std::uint64_t>(p), first = per * static_cast<std::uint64_t>(me);
+    const std::uint64_t per = 2048, n = per * static_cast<std::uint64_t>(p),
+                        first = per * static_cast<std::uint64_t>(me);
     rs::store s(bb, {.replicas = sc.replicas});
     ASSERT_EQ(s.submit(first, store_test::blocks(first, per, bb, 1), n), 1u);
     std::uint64_t returned = 0;

@@ -27,7 +27,8 @@ namespace {
 void substitute(bool late) {
     const int me = mpi_test::rank(), p = mpi_test::size(), incarnation = mpi_test::incarnation();
     const std::size_t bb = 48;
-    const std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p), first = per * static_cast<std::uint64_t>(me);
+    const std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p),
+                        first = per * static_cast<std::uint64_t>(me);
     rs::options o;
     o.replicas = 2;
     rs::store s(bb, o);

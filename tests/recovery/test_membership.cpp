@@ -95,13 +95,16 @@ TEST(SendLog, ResendsWhatTheReceiverLacks) {
     EXPECT_EQ(log.bytes(), 9 * 48u + 5 * sizeof(double) + 4 * sizeof(int));
 
     std::vector<std::pair<int, std::uint64_t>> out;
-    log.for_each_unreceived(1, [](int tag) { return tag == 7 ? 3u : 0u; },
-                            [&](const auto& m) { out.emplace_back(m.env.tag, m.env.sequence); });
+    log.for_each_unreceived(
+        1, [](int tag) { return tag == 7 ? 3u : 0u; },
+        [&](const auto& m) { out.emplace_back(m.env.tag, m.env.sequence); });
     EXPECT_EQ(out, (std::vector<std::pair<int, std::uint64_t>>{{7, 3}, {7, 4}, {8, 0}, {8, 1}, {8, 2}}));
 
     out.clear();  // a receiver with everything, and one past the end
-    log.for_each_unreceived(1, [](int) { return 9u; }, [&](const auto& m) { out.emplace_back(m.env.tag, m.env.sequence); });
-    log.for_each_unreceived(3, [](int) { return 0u; }, [&](const auto& m) { out.emplace_back(m.env.tag, m.env.sequence); });
+    log.for_each_unreceived(
+        1, [](int) { return 9u; }, [&](const auto& m) { out.emplace_back(m.env.tag, m.env.sequence); });
+    log.for_each_unreceived(
+        3, [](int) { return 0u; }, [&](const auto& m) { out.emplace_back(m.env.tag, m.env.sequence); });
     EXPECT_TRUE(out.empty());
 }
 

@@ -49,8 +49,8 @@ void record(send_log& log, int dest, int tag, std::uint64_t sequence, std::size_
 // `held` messages of every tag.
 std::vector<std::uint64_t> unreceived(const send_log& log, int dest, std::uint64_t held) {
     std::vector<std::uint64_t> out;
-    log.for_each_unreceived(dest, [held](int) { return held; },
-                            [&](const logged_message& m) { out.push_back(m.env.sequence); });
+    log.for_each_unreceived(
+        dest, [held](int) { return held; }, [&](const logged_message& m) { out.push_back(m.env.sequence); });
     return out;
 }
 

@@ -24,9 +24,9 @@ TEST(AwaitCheck, PassingCheckDeliversResult) {
     reset_counters();
     promise<int> p;
     auto out = p.get_future();
-    auto done = async_await_check([](auto a, auto b) { return a.get() + b.get(); }, std::move(p),
-                                  [](const int& v) { return v == 5; }, async([] { return 2; }),
-                                  async([] { return 3; }));
+    auto done =
+        async_await_check([](auto a, auto b) { return a.get() + b.get(); }, std::move(p),
+                          [](const int& v) { return v == 5; }, async([] { return 2; }), async([] { return 3; }));
     done.get();
     EXPECT_EQ(out.get(), 5);
     EXPECT_EQ(read_counters().replays, 0u);
@@ -77,7 +77,8 @@ TEST(AwaitCheck, FailedCorrectionReplays) {
 TEST(AwaitCheck, ReplayFormAndExhaustion) {
     promise<int> p;
     auto out = p.get_future();
-    async_await_check(2, [] { return 1; }, std::move(p), [](const int&) { return false; }, [](int&) { return false; });
+    async_await_check(
+        2, [] { return 1; }, std::move(p), [](const int&) { return false; }, [](int&) { return false; });
     try {
         out.get();
         FAIL();
@@ -118,7 +119,7 @@ TEST(AwaitCheck, ReplicationFormAgreeingCopiesRunTwice) {
 
 TEST(AwaitCheck, ZeroAttemptsIsInvalid) {
     promise<int> p;
-    EXPECT_THROW(async_await_check(0, [] { return 1; }, std::move(p), [](const int&) { return true; },
-                                   [](int&) { return true; }),
+    EXPECT_THROW(async_await_check(
+                     0, [] { return 1; }, std::move(p), [](const int&) { return true; }, [](int&) { return true; }),
                  rampart::invalid_argument);
 }

@@ -18,8 +18,10 @@ TEST(EnvironmentFaults, ResilientTasksFailAtTheRateAndStillGiveExactResults) {
     const int n = 2000;
     std::vector<future<long>> replayed, replicated, plain;
     for (int i = 0; i < n; ++i) {
-        replayed.push_back(async_replay(20, [](int x) { return 3L * x; }, i));
-        replicated.push_back(async_replicate_replay(3, 10, majority_vote{}, [](int x) { return 5L * x; }, i));
+        replayed.push_back(async_replay(
+            20, [](int x) { return 3L * x; }, i));
+        replicated.push_back(async_replicate_replay(
+            3, 10, majority_vote{}, [](int x) { return 5L * x; }, i));
     }
     for (int i = 0; i < n; ++i) plain.push_back(async([](int x) { return 7L * x; }, i));
     for (int i = 0; i < n; ++i) {

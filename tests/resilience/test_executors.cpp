@@ -11,11 +11,15 @@ TEST(Executors, ReplayExecutorWithAsyncAndDataflow) {
     reset_counters();
     auto exec = make_replay_executor(3);
     auto calls = std::make_shared<std::atomic<int>>(0);
-    auto a = async(exec, [calls](int x) {
-        if (calls->fetch_add(1) == 0) throw std::runtime_error("once");
-        return x;
-    }, 20);
-    auto b = dataflow(exec, [](auto x, int y) { return x.get() + y; }, std::move(a), 22);
+    auto a = async(
+        exec,
+        [calls](int x) {
+            if (calls->fetch_add(1) == 0) throw std::runtime_error("once");
+            return x;
+        },
+        20);
+    auto b = dataflow(
+        exec, [](auto x, int y) { return x.get() + y; }, std::move(a), 22);
     EXPECT_EQ(b.get(), 42);
     EXPECT_EQ(read_counters().replays, 1u);
 }
@@ -32,7 +36,8 @@ TEST(Executors, ReplicateExecutorVotes) {
     auto f = async(exec, [] { return this_task::replica() == 2 ? -1 : 8; });
     EXPECT_EQ(f.get(), 8);
     EXPECT_EQ(read_counters().votes_lost, 1u);
-    auto g = dataflow(exec, [](auto x) { return x.get() + 1; }, async([] { return 1; }));
+    auto g = dataflow(
+        exec, [](auto x) { return x.get() + 1; }, async([] { return 1; }));
     EXPECT_EQ(g.get(), 2);
 }
 
@@ -49,7 +54,8 @@ TEST(Executors, WholeAlgorithmMadeResilient) {
         while (level.size() > 1) {
             std::vector<shared_future<long>> next;
             for (std::size_t i = 0; i + 1 < level.size(); i += 2)
-                next.push_back(dataflow(exec, [](auto a, auto b) { return a.get() + b.get(); }, level[i], level[i + 1])
+                next.push_back(dataflow(
+                                   exec, [](auto a, auto b) { return a.get() + b.get(); }, level[i], level[i + 1])
                                    .share());
             if (level.size() % 2) next.push_back(level.back());
             level = std::move(next);

@@ -66,7 +66,8 @@ TEST(Replay, ValidateRejectsInvalidResults) {
 }
 
 TEST(Replay, ValidateAllInvalidIsExhaustion) {
-    auto fut = async_replay_validate(2, [](int) { return false; }, [] { return 1; });
+    auto fut = async_replay_validate(
+        2, [](int) { return false; }, [] { return 1; });
     try {
         fut.get();
         FAIL();
@@ -132,7 +133,8 @@ TEST(Replay, DataflowReplayValidate) {
 TEST(Replay, ExceptionFromDataflowInputExhausts) {
     reset_counters();
     auto bad = async([]() -> int { throw std::domain_error("input"); });
-    auto c = dataflow_replay(3, [](auto x) { return x.get(); }, std::move(bad));
+    auto c = dataflow_replay(
+        3, [](auto x) { return x.get(); }, std::move(bad));
     try {
         c.get();
         FAIL();
@@ -144,7 +146,9 @@ TEST(Replay, ExceptionFromDataflowInputExhausts) {
 
 TEST(Replay, ZeroCountIsInvalid) {
     EXPECT_THROW(async_replay(0, [] { return 1; }), rampart::invalid_argument);
-    EXPECT_THROW(async_replay_validate(0, [](int) { return true; }, [] { return 1; }), rampart::invalid_argument);
+    EXPECT_THROW(async_replay_validate(
+                     0, [](int) { return true; }, [] { return 1; }),
+                 rampart::invalid_argument);
     EXPECT_THROW(dataflow_replay(0, [] { return 1; }), rampart::invalid_argument);
     EXPECT_THROW(make_replay_executor(0), rampart::invalid_argument);
 }

@@ -27,7 +27,8 @@ TEST(Replicate, FirstNonThrowingWins) {
 
 TEST(Replicate, AllFailRethrowsLastNested) {
     reset_counters();
-    auto f = async_replicate(3, []() -> int { throw std::runtime_error("copy " + std::to_string(this_task::replica())); });
+    auto f =
+        async_replicate(3, []() -> int { throw std::runtime_error("copy " + std::to_string(this_task::replica())); });
     try {
         f.get();
         FAIL();
@@ -43,8 +44,10 @@ TEST(Replicate, AllFailRethrowsLastNested) {
 TEST(Replicate, AChainOfFailuresNamesTheRootCauseOnce) {
     auto f = async_replicate(3, []() -> int { throw std::runtime_error("the root cause"); });
     for (int i = 0; i < 20; ++i)
-        f = i % 2 ? dataflow_replicate(3, [](auto x) { return x.get() + 1; }, std::move(f))
-                  : dataflow_replay(2, [](auto x) { return x.get() + 1; }, std::move(f));
+        f = i % 2 ? dataflow_replicate(
+                        3, [](auto x) { return x.get() + 1; }, std::move(f))
+                  : dataflow_replay(
+                        2, [](auto x) { return x.get() + 1; }, std::move(f));
     try {
         f.get();
         FAIL();
@@ -55,9 +58,11 @@ TEST(Replicate, AChainOfFailuresNamesTheRootCauseOnce) {
 }
 
 TEST(Replicate, ValidatePicksFirstValid) {
-    auto f = async_replicate_validate(4, [](unsigned v) { return v >= 2; }, [] { return this_task::replica(); });
+    auto f = async_replicate_validate(
+        4, [](unsigned v) { return v >= 2; }, [] { return this_task::replica(); });
     EXPECT_EQ(f.get(), 2u);
-    auto none = async_replicate_validate(2, [](int) { return false; }, [] { return 1; });
+    auto none = async_replicate_validate(
+        2, [](int) { return false; }, [] { return 1; });
     try {
         none.get();
         FAIL();
@@ -149,20 +154,32 @@ TEST(Replicate, CopiesReplayOnTheirOwnFailures) {
 
 TEST(Replicate, DataflowForms) {
     auto a = async([] { return 2; }).share();
-    EXPECT_EQ(dataflow_replicate(3, [](auto x) { return x.get() + 1; }, a).get(), 3);
-    EXPECT_EQ(dataflow_replicate_validate(3, [](int v) { return v > 0; }, [](auto x) { return x.get(); }, a).get(), 2);
-    EXPECT_EQ(dataflow_replicate_vote(3, majority_vote{}, [](auto x) { return x.get() * 2; }, a).get(), 4);
+    EXPECT_EQ(dataflow_replicate(
+                  3, [](auto x) { return x.get() + 1; }, a)
+                  .get(),
+              3);
+    EXPECT_EQ(dataflow_replicate_validate(
+                  3, [](int v) { return v > 0; }, [](auto x) { return x.get(); }, a)
+                  .get(),
+              2);
+    EXPECT_EQ(dataflow_replicate_vote(
+                  3, majority_vote{}, [](auto x) { return x.get() * 2; }, a)
+                  .get(),
+              4);
     EXPECT_EQ(dataflow_replicate_vote_validate(
                   3, majority_vote{}, [](int v) { return v == 6; }, [](auto x) { return x.get() * 3; }, a)
                   .get(),
               6);
-    EXPECT_EQ(dataflow_replicate_replay(3, 2, majority_vote{}, [](auto x, int y) { return x.get() + y; }, a, 5).get(),
+    EXPECT_EQ(dataflow_replicate_replay(
+                  3, 2, majority_vote{}, [](auto x, int y) { return x.get() + y; }, a, 5)
+                  .get(),
               7);
 }
 
 TEST(Replicate, DataflowWaitsForInputs) {
     promise<int> p;
-    auto f = dataflow_replicate_vote(3, majority_vote{}, [](auto x) { return x.get(); }, p.get_future());
+    auto f = dataflow_replicate_vote(
+        3, majority_vote{}, [](auto x) { return x.get(); }, p.get_future());
     EXPECT_FALSE(f.is_ready());
     p.set_value(9);
     EXPECT_EQ(f.get(), 9);
@@ -175,7 +192,8 @@ TEST(Replicate, FinishWaitsForReplicas) {
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
             return ++n;
         });
-        dataflow_replicate(2, [&](auto) { return ++n; }, async([] { return 0; }));
+        dataflow_replicate(
+            2, [&](auto) { return ++n; }, async([] { return 0; }));
     });
     EXPECT_EQ(n.load(), 5);
 }

@@ -96,8 +96,7 @@ TEST(DataLossModel, MonotoneInTheNumberOfFailures) {
 TEST(DataLossModel, AccurateForLargeMachines) {
     EXPECT_NEAR(static_cast<double>(probability_of_data_loss(16384, 2, 100)), 2.62118417016889038162e-01, 1e-17);
     EXPECT_NEAR(static_cast<double>(1 - probability_of_data_loss(16384, 2, 500)), 3.87861298361521231529e-04, 1e-18);
-    EXPECT_NEAR(static_cast<double>(1 - probability_of_data_loss(16384, 2, 800)) / 1.22962043501713557730e-09, 1,
-                1e-6);
+    EXPECT_NEAR(static_cast<double>(1 - probability_of_data_loss(16384, 2, 800)) / 1.22962043501713557730e-09, 1, 1e-6);
     EXPECT_NEAR(static_cast<double>(1 - probability_of_data_loss(16384, 2, 1000)), 7.75357548100875281289e-15, 1e-18);
     EXPECT_EQ(probability_of_data_loss(16384, 2, 1500), 1.0L);  // exactly 1 - 1.4e-33
     EXPECT_NEAR(static_cast<double>(probability_of_data_loss(16384, 4, 2000)), 5.97517428178253040549e-01, 1e-17);
@@ -163,8 +162,11 @@ TEST(LossSimulator, HolderSetsAreThePlacementsCopyGroups) {
     }
     // Against every block's holders, also with r not dividing p and with
     // fewer blocks or ranges than groups.
-    for (auto [blocks, p, r, range_blocks] : {std::tuple{500ULL, 10, 3, 0ULL}, {500ULL, 10, 3, 7ULL},
-                                              {3ULL, 12, 3, 0ULL}, {40ULL, 12, 2, 20ULL}, {1000ULL, 7, 7, 9ULL}}) {
+    for (auto [blocks, p, r, range_blocks] : {std::tuple{500ULL, 10, 3, 0ULL},
+                                              {500ULL, 10, 3, 7ULL},
+                                              {3ULL, 12, 3, 0ULL},
+                                              {40ULL, 12, 2, 20ULL},
+                                              {1000ULL, 7, 7, 9ULL}}) {
         const placement where(blocks, p, r, range_blocks, 3);
         std::set<std::vector<int>> expected;
         for (std::uint64_t id = 0; id < blocks; ++id) {

@@ -40,7 +40,8 @@ TEST(Config, KillOrders) {
     EXPECT_EQ(k[1].rank, 2);
     EXPECT_DOUBLE_EQ(*k[1].seconds, 1.5);
     EXPECT_TRUE(rampart::parse_kill_orders("").empty());  // no orders
-    for (const char* bad : {"1", "@iter4", "1@iter4:", "1@iter4:go", "1@:stop", "x@1s", "1@", "1@iter", "1@iterx", "1@5", "1@-2s", "-1@1s", "1@1.5s,"})
+    for (const char* bad : {"1", "@iter4", "1@iter4:", "1@iter4:go", "1@:stop", "x@1s", "1@", "1@iter", "1@iterx",
+                            "1@5", "1@-2s", "-1@1s", "1@1.5s,"})
         EXPECT_THROW(rampart::parse_kill_orders(bad), std::invalid_argument) << bad;
     auto end = rampart::parse_kill_orders("3@end,2@recovery");
     ASSERT_EQ(end.size(), 2u);

@@ -86,6 +86,5 @@ TEST(Future, VoidFutures) {
     f.get();
     EXPECT_EQ(n.load(), 1);
     make_ready_future().get();
-    EXPECT_THROW(make_exceptional_future<void>(std::make_exception_ptr(std::logic_error("x"))).get(),
-                 std::logic_error);
+    EXPECT_THROW(make_exceptional_future<void>(std::make_exception_ptr(std::logic_error("x"))).get(), std::logic_error);
 }

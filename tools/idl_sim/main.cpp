@@ -32,9 +32,13 @@ struct options {
 };
 
 void add_options(CLI::App& app, options& o) {
-    app.add_option("--pes", o.pes, "PE counts, comma separated")->delimiter(',')->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)->check(CLI::Range(1, INT_MAX));
+    app.add_option("--pes", o.pes, "PE counts, comma separated")
+        ->delimiter(',')
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->check(CLI::Range(1, INT_MAX));
     app.add_option("--replicas", o.replicas, "copies per block, comma separated")
-        ->delimiter(',')->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->delimiter(',')
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->check(CLI::Range(1, INT_MAX));
     app.add_option("--blocks", o.blocks, "blocks in the store (default 1024 per PE)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
@@ -97,11 +101,18 @@ row simulate(const options& o, int p, int r) {
 }
 
 nlohmann::ordered_json to_json(const options& o, const row& w) {
-    nlohmann::ordered_json j = {{"pes", w.p}, {"replicas", w.r}, {"blocks", w.blocks},
-                                {"range_blocks", o.range_blocks}, {"seed", o.seed}, {"trials", o.trials},
-                                {"holder_sets", w.sets}, {"mean_failures_until_loss", w.sim.mean},
-                                {"standard_error", w.sim.standard_error}, {"p10", w.sim.p10},
-                                {"median", w.sim.median}, {"p90", w.sim.p90},
+    nlohmann::ordered_json j = {{"pes", w.p},
+                                {"replicas", w.r},
+                                {"blocks", w.blocks},
+                                {"range_blocks", o.range_blocks},
+                                {"seed", o.seed},
+                                {"trials", o.trials},
+                                {"holder_sets", w.sets},
+                                {"mean_failures_until_loss", w.sim.mean},
+                                {"standard_error", w.sim.standard_error},
+                                {"p10", w.sim.p10},
+                                {"median", w.sim.median},
+                                {"p90", w.sim.p90},
                                 {"mean_fraction_failed", w.sim.mean / w.p}};
     if (w.model) {
         j["model_mean_failures_until_loss"] = w.model->mean;
@@ -133,8 +144,9 @@ void print_row(const options& o, const row& w) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Fails random PEs of the store's real placement until some block has no copy left, and compares "
-                 "the mean number of failures with the model of the restore paper (IV-D)."};
+    CLI::App app{
+        "Fails random PEs of the store's real placement until some block has no copy left, and compares "
+        "the mean number of failures with the model of the restore paper (IV-D)."};
     // An option given twice takes its last value, so that scripts can override what they pass.
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options o;

@@ -79,15 +79,15 @@ public:
                 p_.set_value(decode_cereal<T>(bytes_.data(), bytes_.size()));
             }
         } catch (const std::exception& x) {
-            fail(std::make_exception_ptr(message_error(std::string("rampart: message could not be decoded: ") + x.what())));
+            fail(std::make_exception_ptr(
+                message_error(std::string("rampart: message could not be decoded: ") + x.what())));
         }
     }
 
     void fail(std::exception_ptr e) override {
         try {
             p_.set_exception(std::move(e));
-        } catch (...) {
-        }
+        } catch (...) {}
     }
 
     std::uint64_t expected_type() const override { return type_hash<T>(); }
@@ -132,8 +132,7 @@ future<void> isend(int dest, int tag, T&& value) {
                 try {
                     h->done.set_exception(std::make_exception_ptr(
                         rampart::error("rampart: send discarded with a failed or outvoted attempt")));
-                } catch (...) {
-                }
+                } catch (...) {}
             });
         return f;
     }

@@ -50,7 +50,7 @@ enum class payload_kind : std::uint16_t { bytes = 1, cereal = 2 };
 template <class T>
 constexpr std::uint64_t type_hash() {
     std::string_view name = __PRETTY_FUNCTION__;  // contains T's spelled-out name
-    std::uint64_t h = 0xcbf29ce484222325ULL;       // FNV-1a
+    std::uint64_t h = 0xcbf29ce484222325ULL;      // FNV-1a
     for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
     return h;
 }
@@ -62,7 +62,8 @@ struct is_byte_vector<std::vector<U, A>> : std::bool_constant<std::is_trivially_
 
 /// Travels as its own bytes.
 template <class T>
-inline constexpr bool zero_copy_v = (std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>) || is_byte_vector<T>::value;
+inline constexpr bool zero_copy_v =
+    (std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>) || is_byte_vector<T>::value;
 
 /// What the sender hands to MPI: the envelope and a payload kept alive until
 /// the send completes.
@@ -129,8 +130,7 @@ T decode_cereal(const char* data, std::size_t bytes) {
     bounded_input_archive ar(data, bytes);
     T v{};
     ar(v);
-    if (ar.left() != 0)
-        throw message_error(std::to_string(ar.left()) + " bytes left over after the value");
+    if (ar.left() != 0) throw message_error(std::to_string(ar.left()) + " bytes left over after the value");
     return v;
 }
 

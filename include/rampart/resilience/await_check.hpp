@@ -145,16 +145,18 @@ future<void> await_replicate_impl(std::size_t rounds, Body&& body, promise<T> ou
 ///
 /// The returned future<void> is ready when the task (and `out`) is done.
 template <class T, class Body, class Check, class Correct, class... Deps>
-    requires(std::predicate<Check&, const T&> && std::predicate<Correct&, T&> && (detail::is_future_v<Deps> && ...))
-future<void> async_await_check(std::size_t attempts, Body&& body, promise<T> out, Check&& check, Correct&& correct,
-                               Deps&&... deps) {
+requires(std::predicate<Check&, const T&>&& std::predicate<Correct&, T&> &&
+         (detail::is_future_v<Deps> && ...)) future<void> async_await_check(std::size_t attempts, Body&& body,
+                                                                            promise<T> out, Check&& check,
+                                                                            Correct&& correct, Deps&&... deps) {
     return detail::await_check_impl(attempts, std::forward<Body>(body), std::move(out), std::forward<Check>(check),
                                     std::forward<Correct>(correct), std::forward<Deps>(deps)...);
 }
 
 template <class T, class Body, class Check, class Correct, class... Deps>
-    requires(std::predicate<Check&, const T&> && std::predicate<Correct&, T&> && (detail::is_future_v<Deps> && ...))
-future<void> async_await_check(Body&& body, promise<T> out, Check&& check, Correct&& correct, Deps&&... deps) {
+requires(std::predicate<Check&, const T&>&& std::predicate<Correct&, T&> &&
+         (detail::is_future_v<Deps> && ...)) future<void> async_await_check(Body&& body, promise<T> out, Check&& check,
+                                                                            Correct&& correct, Deps&&... deps) {
     return detail::await_check_impl(default_check_attempts, std::forward<Body>(body), std::move(out),
                                     std::forward<Check>(check), std::forward<Correct>(correct),
                                     std::forward<Deps>(deps)...);
@@ -162,16 +164,17 @@ future<void> async_await_check(Body&& body, promise<T> out, Check&& check, Corre
 
 /// Replay form: no correction; a failed check or an exception replays.
 template <class T, class Body, class Check, class... Deps>
-    requires(std::predicate<Check&, const T&> && (detail::is_future_v<Deps> && ...))
-future<void> async_await_check(Body&& body, promise<T> out, Check&& check, Deps&&... deps) {
+requires(std::predicate<Check&, const T&> &&
+         (detail::is_future_v<Deps> && ...)) future<void> async_await_check(Body&& body, promise<T> out, Check&& check,
+                                                                            Deps&&... deps) {
     return detail::await_check_impl(default_check_attempts, std::forward<Body>(body), std::move(out),
                                     std::forward<Check>(check), detail::no_correction{}, std::forward<Deps>(deps)...);
 }
 
 /// Replication form: no check; copies of body must agree (see above).
 template <class T, class Body, class... Deps>
-    requires((detail::is_future_v<Deps> && ...) && std::equality_comparable<T>)
-future<void> async_await_check(Body&& body, promise<T> out, Deps&&... deps) {
+requires((detail::is_future_v<Deps> && ...) &&
+         std::equality_comparable<T>) future<void> async_await_check(Body&& body, promise<T> out, Deps&&... deps) {
     return detail::await_replicate_impl(default_check_attempts, std::forward<Body>(body), std::move(out),
                                         std::forward<Deps>(deps)...);
 }

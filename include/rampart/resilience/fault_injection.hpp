@@ -45,13 +45,13 @@ public:
     bool maybe_flip_bit(std::span<std::byte> bytes, std::uint64_t key);
 
     template <class T>
-        requires std::is_trivially_copyable_v<T>
+    requires std::is_trivially_copyable_v<T>
     bool maybe_flip_bit(T& value, std::uint64_t key) {
         return maybe_flip_bit(std::as_writable_bytes(std::span<T, 1>(&value, 1)), key);
     }
 
     template <class T>
-        requires std::is_trivially_copyable_v<T>
+    requires std::is_trivially_copyable_v<T>
     bool maybe_flip_bit(std::vector<T>& values, std::uint64_t key) {
         return maybe_flip_bit(std::as_writable_bytes(std::span<T>(values)), key);
     }

@@ -23,11 +23,10 @@ auto async_replay_impl(std::size_t n, Valid&& valid, F&& f, Args&&... args) {
     using R = std::invoke_result_t<std::decay_t<F>&, const std::decay_t<Args>&...>;
     check_count(n, "replay count");
     count(&counter_slot::tasks);
-    return launch<R>(enter_current_finish(),
-                     [n, v = std::forward<Valid>(valid), fn = std::forward<F>(f),
-                      tup = std::make_tuple(std::forward<Args>(args)...)]() mutable -> R {
-                         return replay_body<R>(n, fn, tup, v);
-                     });
+    return launch<R>(
+        enter_current_finish(),
+        [n, v = std::forward<Valid>(valid), fn = std::forward<F>(f),
+         tup = std::make_tuple(std::forward<Args>(args)...)]() mutable -> R { return replay_body<R>(n, fn, tup, v); });
 }
 
 template <class Valid, class F, class... Ins>
@@ -36,9 +35,8 @@ auto dataflow_replay_impl(std::size_t n, Valid&& valid, F&& f, Ins&&... ins) {
     check_count(n, "replay count");
     count(&counter_slot::tasks);
     return dataflow_launch<R>(
-        [n, v = std::forward<Valid>(valid), fn = std::forward<F>(f)](std::tuple<shareable_t<Ins>...>&& in) mutable -> R {
-            return replay_body<R>(n, fn, in, v);
-        },
+        [n, v = std::forward<Valid>(valid), fn = std::forward<F>(f)](
+            std::tuple<shareable_t<Ins>...>&& in) mutable -> R { return replay_body<R>(n, fn, in, v); },
         std::make_tuple(make_shareable(std::forward<Ins>(ins))...));
 }
 

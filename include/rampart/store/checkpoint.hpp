@@ -38,11 +38,11 @@ struct restored {
 
 /// What the checkpoints of this rank did, for reports and tests.
 struct checkpoint_counters {
-    std::uint64_t saved = 0;          ///< checkpoints complete on every rank
-    std::uint64_t abandoned = 0;      ///< saves that a failure made incomplete (the previous one stays)
-    std::uint64_t restored = 0;       ///< 1 on a replacement that resumed from a checkpoint
-    std::uint64_t log_trimmed = 0;    ///< messages dropped from the send log by saves
-    std::uint64_t skipped = 0;        ///< saves a replacement left out: the survivors had begun them without it
+    std::uint64_t saved = 0;        ///< checkpoints complete on every rank
+    std::uint64_t abandoned = 0;    ///< saves that a failure made incomplete (the previous one stays)
+    std::uint64_t restored = 0;     ///< 1 on a replacement that resumed from a checkpoint
+    std::uint64_t log_trimmed = 0;  ///< messages dropped from the send log by saves
+    std::uint64_t skipped = 0;      ///< saves a replacement left out: the survivors had begun them without it
 };
 
 /// Per-rank checkpoints in a rampart::store. Every rank creates one at the

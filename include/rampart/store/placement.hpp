@@ -62,10 +62,10 @@ public:
     int first_holder(std::uint64_t id) const;
     /// The PE of copy k (0 <= k < r) of the block whose copy 0 is on `first`.
     int holder_of_copy(int first, int k) const {
-        return static_cast<int>((static_cast<std::uint64_t>(first) +
-                                 static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(p_) /
-                                     static_cast<std::uint64_t>(r_)) %
-                                static_cast<std::uint64_t>(p_));
+        return static_cast<int>(
+            (static_cast<std::uint64_t>(first) +
+             static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(p_) / static_cast<std::uint64_t>(r_)) %
+            static_cast<std::uint64_t>(p_));
     }
     int holder(std::uint64_t id, int k) const { return holder_of_copy(first_holder(id), k); }
 

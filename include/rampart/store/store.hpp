@@ -58,11 +58,11 @@ private:
 
 /// What a store holds and did, for reports and tests.
 struct store_counters {
-    std::uint64_t bytes_held = 0;        ///< block bytes in this rank's memory, all versions
-    std::uint64_t blocks_served = 0;     ///< to other ranks' loads
-    std::uint64_t requests_rerouted = 0; ///< sent again to another copy after a failure
-    std::uint64_t malformed = 0;         ///< store messages that did not parse, dropped
-    std::uint64_t blocks_repaired = 0;   ///< copies this rank sent to restore the replication level
+    std::uint64_t bytes_held = 0;         ///< block bytes in this rank's memory, all versions
+    std::uint64_t blocks_served = 0;      ///< to other ranks' loads
+    std::uint64_t requests_rerouted = 0;  ///< sent again to another copy after a failure
+    std::uint64_t malformed = 0;          ///< store messages that did not parse, dropped
+    std::uint64_t blocks_repaired = 0;    ///< copies this rank sent to restore the replication level
 };
 
 /// A replicated store over all logical ranks of the runtime. submit and load

@@ -20,14 +20,15 @@ namespace rampart {
 ///
 /// Arguments are copied (or moved) into the task.
 template <class F, class... Args>
-    requires(!executor<F>)
-auto async(F&& f, Args&&... args) -> future<std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>> {
+requires(!executor<F>) auto async(F&& f, Args&&... args)
+    -> future<std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>> {
     using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<Args>...>;
     detail::count(&detail::counter_slot::tasks);
-    return detail::launch<R>(detail::enter_current_finish(),
-                             [fn = std::forward<F>(f), tup = std::make_tuple(std::forward<Args>(args)...)]() mutable -> R {
-                                 return std::apply(std::move(fn), std::move(tup));
-                             });
+    return detail::launch<R>(
+        detail::enter_current_finish(),
+        [fn = std::forward<F>(f), tup = std::make_tuple(std::forward<Args>(args)...)]() mutable -> R {
+            return std::apply(std::move(fn), std::move(tup));
+        });
 }
 
 /// Runs f(args...) through an executor, e.g. a replay_executor.

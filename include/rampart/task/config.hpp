@@ -32,12 +32,12 @@ struct kill_order {
 };
 
 struct environment_config {
-    std::optional<int> threads;     ///< RAMPART_THREADS: worker threads of the runtime
+    std::optional<int> threads;  ///< RAMPART_THREADS: worker threads of the runtime
     /// RAMPART_KILL: "R@1.5s", "R@iter40", "R@start", "R@recovery" or "R@end", each
     /// optionally with ":stop", comma-separated
     std::vector<kill_order> kills;
-    int spares = 0;                 ///< RAMPART_SPARES: how many of the MPI processes wait to replace crashed ranks
-    std::string report;             ///< RAMPART_REPORT: path prefix for each rank's JSON report
+    int spares = 0;      ///< RAMPART_SPARES: how many of the MPI processes wait to replace crashed ranks
+    std::string report;  ///< RAMPART_REPORT: path prefix for each rank's JSON report
     /// RAMPART_ERROR_RATE: probability that an attempt of a resilient task
     /// fails on purpose (a soft error that its replay, vote or validation
     /// must handle); plain tasks are never touched.

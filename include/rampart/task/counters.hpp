@@ -31,7 +31,7 @@ struct counters {
     ///
     ///     auto since = rampart::read_counters() - before;
     std::array<std::uint64_t, field_count> to_array() const {
-        return {tasks,      replays,         replicas_launched, votes_lost, validations_failed, corrections_applied,
+        return {tasks,           replays,   replicas_launched, votes_lost, validations_failed, corrections_applied,
                 task_exceptions, exhausted, faults_injected};
     }
     static counters from_array(const std::array<std::uint64_t, field_count>& a) {
@@ -58,8 +58,8 @@ void reset_counters();
 namespace detail {
 
 struct counter_slot {
-    std::atomic<std::uint64_t> tasks{0}, replays{0}, replicas_launched{0}, votes_lost{0},
-        validations_failed{0}, corrections_applied{0}, task_exceptions{0}, exhausted{0}, faults_injected{0};
+    std::atomic<std::uint64_t> tasks{0}, replays{0}, replicas_launched{0}, votes_lost{0}, validations_failed{0},
+        corrections_applied{0}, task_exceptions{0}, exhausted{0}, faults_injected{0};
 };
 
 counter_slot& register_counter_slot();

@@ -48,8 +48,8 @@ future<R> dataflow_launch(Body&& body, std::tuple<Ins...>&& ins) {
 ///
 /// Inputs may be future, shared_future, std::vector of either, or any value.
 template <class F, class... Ins>
-    requires(!executor<F>)
-auto dataflow(F&& f, Ins&&... ins) -> future<std::invoke_result_t<std::decay_t<F>, std::decay_t<Ins>...>> {
+requires(!executor<F>) auto dataflow(F&& f, Ins&&... ins)
+    -> future<std::invoke_result_t<std::decay_t<F>, std::decay_t<Ins>...>> {
     using R = std::invoke_result_t<std::decay_t<F>, std::decay_t<Ins>...>;
     detail::count(&detail::counter_slot::tasks);
     return detail::dataflow_launch<R>(

@@ -8,6 +8,8 @@ namespace rampart {
 /// `async_execute(f, args...)` and `dataflow_execute(f, inputs...)`, and marks
 /// itself with `using is_rampart_executor = void;`.
 template <class E>
-concept executor = requires { typename std::remove_cvref_t<E>::is_rampart_executor; };
+concept executor = requires {
+    typename std::remove_cvref_t<E>::is_rampart_executor;
+};
 
 }  // namespace rampart

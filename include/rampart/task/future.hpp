@@ -236,8 +236,7 @@ private:
 /// A future that is already ready with `value`.
 template <class T>
 future<std::decay_t<T>> make_ready_future(T&& value) {
-    detail::state_ptr<detail::shared_state<std::decay_t<T>>> s(
-        new detail::shared_state<std::decay_t<T>>(1));
+    detail::state_ptr<detail::shared_state<std::decay_t<T>>> s(new detail::shared_state<std::decay_t<T>>(1));
     s->set_value(std::forward<T>(value));
     return detail::future_access::make(std::move(s));
 }
@@ -288,8 +287,7 @@ auto future<T>::then(F&& f) -> future<std::invoke_result_t<std::decay_t<F>, futu
 
 template <class T>
 template <class F>
-auto shared_future<T>::then(F&& f) const
-    -> future<std::invoke_result_t<std::decay_t<F>, shared_future<T>>> {
+auto shared_future<T>::then(F&& f) const -> future<std::invoke_result_t<std::decay_t<F>, shared_future<T>>> {
     return detail::then_impl(*this, std::forward<F>(f));
 }
 

@@ -16,8 +16,7 @@ namespace rampart {
 ///     auto all = rampart::when_all(std::move(f1), std::move(f2));
 ///     auto [a, b] = all.get();   // a, b are ready futures
 template <class... Futs>
-    requires(detail::is_future_v<Futs> && ...)
-future<std::tuple<std::decay_t<Futs>...>> when_all(Futs&&... futs) {
+requires(detail::is_future_v<Futs>&&...) future<std::tuple<std::decay_t<Futs>...>> when_all(Futs&&... futs) {
     using R = std::tuple<std::decay_t<Futs>...>;
     detail::check_inputs(std::forward_as_tuple(futs...));
     auto* st = new detail::shared_state<R>(2);
@@ -34,8 +33,7 @@ future<std::tuple<std::decay_t<Futs>...>> when_all(Futs&&... futs) {
 ///     std::vector<rampart::future<int>> v = ...;
 ///     rampart::when_all(std::move(v)).get();   // every element is ready
 template <class Fut>
-    requires detail::is_future_v<Fut>
-future<std::vector<Fut>> when_all(std::vector<Fut> futs) {
+requires detail::is_future_v<Fut> future<std::vector<Fut>> when_all(std::vector<Fut> futs) {
     using R = std::vector<Fut>;
     detail::check_inputs(std::forward_as_tuple(futs));
     auto* st = new detail::shared_state<R>(2);
@@ -49,7 +47,7 @@ future<std::vector<Fut>> when_all(std::vector<Fut> futs) {
 
 /// Waits for every future in the vector (cooperatively inside a task).
 template <class Fut>
-    requires detail::is_future_v<Fut>
+requires detail::is_future_v<Fut>
 void wait_all(const std::vector<Fut>& futs) {
     for (const auto& f : futs) f.wait();
 }

@@ -43,8 +43,8 @@ private:
 namespace cereal {
 
 template <class T>
-inline std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_LOAD_FUNCTION_NAME(rampart::comm::detail::bounded_input_archive& ar,
-                                                                            T& t) {
+inline std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_LOAD_FUNCTION_NAME(
+    rampart::comm::detail::bounded_input_archive& ar, T& t) {
     ar.loadBinary(std::addressof(t), sizeof(t));
 }
 

@@ -12,8 +12,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <exception>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <vector>

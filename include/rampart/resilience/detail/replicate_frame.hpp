@@ -77,8 +77,8 @@ private:
 
     void run_copy(std::size_t i) noexcept {
         slot& s = slots_[i];
-        s.value = replay_attempts<R>(policy_.replays, round_ * policy_.replays, i, f_, args_, valid_, s.error,
-                                     task_, s.effects);
+        s.value = replay_attempts<R>(policy_.replays, round_ * policy_.replays, i, f_, args_, valid_, s.error, task_,
+                                     s.effects);
         if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) decide();
     }
 
@@ -176,8 +176,7 @@ private:
         std::unique_ptr<replicate_frame> self(this);
         try {
             out_->set_exception(std::move(e));
-        } catch (...) {
-        }
+        } catch (...) {}
         out_->release();
     }
 

@@ -142,9 +142,7 @@ public:
     }
     // The context is isolated and never cancelled; should oneTBB cancel
     // anyway, the body still runs, so that no future is left unset.
-    oneapi::tbb::detail::d1::task* cancel(oneapi::tbb::detail::d1::execution_data& ed) override {
-        return execute(ed);
-    }
+    oneapi::tbb::detail::d1::task* cancel(oneapi::tbb::detail::d1::execution_data& ed) override { return execute(ed); }
 
 private:
     void run() noexcept {

@@ -66,8 +66,8 @@ public:
         std::uintptr_t head = head_.load(std::memory_order_acquire);
         while (head != ready_tag) {
             c->next = reinterpret_cast<continuation*>(head);
-            if (head_.compare_exchange_weak(head, reinterpret_cast<std::uintptr_t>(c),
-                                            std::memory_order_acq_rel, std::memory_order_acquire))
+            if (head_.compare_exchange_weak(head, reinterpret_cast<std::uintptr_t>(c), std::memory_order_acq_rel,
+                                            std::memory_order_acquire))
                 return;
         }
         c->run();
@@ -141,8 +141,7 @@ public:
         } catch (...) {
             try {
                 set_exception(std::current_exception());
-            } catch (...) {
-            }
+            } catch (...) {}
         }
     }
 

@@ -116,8 +116,7 @@ void check_inputs(const std::tuple<Ins...>& ins) {
 
 template <class OnReady, class... Ins>
 void when_ready(std::tuple<Ins...>&& ins, OnReady&& on_ready) {
-    auto* frame = new when_ready_frame<std::decay_t<OnReady>, Ins...>(std::forward<OnReady>(on_ready),
-                                                                     std::move(ins));
+    auto* frame = new when_ready_frame<std::decay_t<OnReady>, Ins...>(std::forward<OnReady>(on_ready), std::move(ins));
     frame->start();
 }
 
