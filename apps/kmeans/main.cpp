@@ -8,6 +8,8 @@
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
+#include "../common/options.hpp"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -29,8 +31,7 @@ struct options {
     bool json = false;
 };
 
-// Counts and sizes: at least 1 (CLI11's PositiveNumber names no bound).
-const CLI::Range positive(std::uint64_t{1}, std::uint64_t{1} << 40);
+using rampart::apps::positive;
 
 void add_options(CLI::App& app, options& o) {
     app.add_option("--points", o.c.points, "points in all")->check(positive);

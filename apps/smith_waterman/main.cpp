@@ -7,6 +7,8 @@
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
+#include "../common/options.hpp"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -27,8 +29,7 @@ struct options {
     bool verify = false;
 };
 
-// Counts and sizes: at least 1 (CLI11's PositiveNumber names no bound).
-const CLI::Range positive(std::uint64_t{1}, std::uint64_t{1} << 40);
+using rampart::apps::positive;
 
 void add_options(CLI::App& app, options& o) {
     app.add_option("--variant", o.variant, "how tasks are protected")
@@ -37,12 +38,7 @@ void add_options(CLI::App& app, options& o) {
     app.add_option("--length-b", o.c.length_b, "length of the second sequence")->check(positive);
     app.add_option("--tile", o.c.tile, "rows and columns per tile")->check(positive);
     app.add_option("--input-seed", o.c.input_seed, "seed of the sequences");
-    app.add_option("--threads", o.threads, "worker threads (0: RAMPART_THREADS or every core)")
-        ->check(CLI::Range(0, 4096));
-    app.add_option("--error-rate", o.c.error_rate, "probability of a fault per task attempt")
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--seed", o.c.seed, "seed of the faults");
-    app.add_option("--replays", o.c.replays, "attempts of replay, rounds of replicate")->check(positive);
+    rampart::apps::add_task_options(app, o.threads, o.c.error_rate, o.c.seed, o.c.replays);
     app.add_option("--checkpoint-every", o.c.checkpoint_every, "tile rows between checkpoints (0: none)");
     app.add_flag("--verify", o.verify, "also score the whole matrix without tiles and compare the best cell");
     app.add_flag("--json", o.json, "end the output with one JSON object");

@@ -6,6 +6,8 @@
 #include <rampart/comm/comm.hpp>
 #include <rampart/rampart.hpp>
 
+#include "../common/options.hpp"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -25,8 +27,7 @@ struct options {
     bool json = false;
 };
 
-// Counts and sizes: at least 1 (CLI11's PositiveNumber names no bound).
-const CLI::Range positive(std::uint64_t{1}, std::uint64_t{1} << 40);
+using rampart::apps::positive;
 
 void add_options(CLI::App& app, options& o) {
     app.add_option("--variant", o.variant, "how tasks are protected")
@@ -35,12 +36,7 @@ void add_options(CLI::App& app, options& o) {
     app.add_option("--points", o.c.points, "points per subdomain")->check(positive);
     app.add_option("--iterations", o.c.iterations, "iterations")->check(CLI::Range(0, 4096));
     app.add_option("--steps", o.c.steps, "time steps per task")->check(positive);
-    app.add_option("--threads", o.threads, "worker threads (0: RAMPART_THREADS or every core)")
-        ->check(CLI::Range(0, 4096));
-    app.add_option("--error-rate", o.c.error_rate, "probability of a fault per task attempt")
-        ->check(CLI::Range(0.0, 1.0));
-    app.add_option("--seed", o.c.seed, "seed of the faults");
-    app.add_option("--replays", o.c.replays, "attempts of replay, rounds of replicate")->check(positive);
+    rampart::apps::add_task_options(app, o.threads, o.c.error_rate, o.c.seed, o.c.replays);
     app.add_option("--checkpoint-every", o.c.checkpoint_every, "iterations between checkpoints (0: none)");
     app.add_flag("--json", o.json, "end the output with one JSON object");
 }
