@@ -175,7 +175,9 @@ TEST(ChannelCheckpoints, TrimShrinksTheSendLog) {
         EXPECT_EQ(after.send_log_messages, 0u);  // everything sent so far was before this checkpoint
         EXPECT_EQ(after.send_log_bytes, 0u);
         EXPECT_EQ(after.send_log_trimmed, before.send_log_trimmed + before.send_log_messages);
-        if (me() == 0) EXPECT_GE(before.send_log_bytes, 10 * big.size() * sizeof(double));
+        if (me() == 0) {
+            EXPECT_GE(before.send_log_bytes, 10 * big.size() * sizeof(double));
+        }
     } else {
         EXPECT_EQ(after.send_log_messages, 0u);
     }

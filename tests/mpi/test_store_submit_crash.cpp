@@ -46,10 +46,15 @@ std::string name_of(const ::testing::TestParamInfo<scenario>& info) {
 
 // What the step allows of the version the survivors keep.
 void check_version(const scenario& sc, std::uint64_t v, std::uint64_t returned) {
-    if (returned != 0) EXPECT_EQ(v, returned) << "its own submit returned a version that is not kept";
-    if (sc.step == "returned") EXPECT_EQ(v, 2u) << "a victim's submit returned version 2, yet it is abandoned";
-    if (sc.step == "begin" || sc.step == "puts")
+    if (returned != 0) {
+        EXPECT_EQ(v, returned) << "its own submit returned a version that is not kept";
+    }
+    if (sc.step == "returned") {
+        EXPECT_EQ(v, 2u) << "a victim's submit returned version 2, yet it is abandoned";
+    }
+    if (sc.step == "begin" || sc.step == "puts") {
         EXPECT_EQ(v, 1u) << "a victim died before its copies were held, yet version 2 is kept";
+    }
     EXPECT_TRUE(v == 1 || v == 2) << "version " << v;
 }
 

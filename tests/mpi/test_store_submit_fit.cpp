@@ -30,7 +30,9 @@ void expect_same_everywhere(const std::string& text, int tag) {
     for (int q = 0; q < ranks(); ++q)
         if (q != me()) sent.push_back(rampart::comm::isend(q, tag, std::string(text)));
     for (int q = 0; q < ranks(); ++q)
-        if (q != me()) EXPECT_EQ(rampart::comm::irecv<std::string>(q, tag).get(), text) << "rank " << q;
+        if (q != me()) {
+            EXPECT_EQ(rampart::comm::irecv<std::string>(q, tag).get(), text) << "rank " << q;
+        }
     for (auto& f : sent) f.get();
 }
 

@@ -49,7 +49,9 @@ void substitute(bool late) {
     }
     ASSERT_EQ(s.version(), 2u) << "version 2 not complete after 3 tries";
     EXPECT_BYTES_EQ(s.load({{0, n}}), store_test::blocks(0, n, bb, 2));
-    if (me == 1) EXPECT_EQ(incarnation, 1) << "rank 1 was not replaced";
+    if (me == 1) {
+        EXPECT_EQ(incarnation, 1) << "rank 1 was not replaced";
+    }
     std::printf("rank %d (incarnation %d): version 2 complete after %d tries, %llu blocks equal\n", me, incarnation,
                 tries, static_cast<unsigned long long>(n));
 }
