@@ -142,6 +142,8 @@ TEST(Store, LoadsIntoTheCallersMemory) {
         EXPECT_THROW(s.load({{first, per}}, mine), rampart::invalid_argument);
     else
         EXPECT_NO_THROW(s.load({{first, per}}, mine));
-    if (me() != 0) EXPECT_EQ(std::memcmp(mine.data(), blocks(first, per, bb).data(), mine.size()), 0);
+    if (me() != 0) {
+        EXPECT_EQ(std::memcmp(mine.data(), blocks(first, per, bb).data(), mine.size()), 0);
+    }
     EXPECT_THROW(s.load({{0, 1}}, std::span<std::byte>()), rampart::invalid_argument);
 }

@@ -83,7 +83,10 @@ struct row {
 row simulate(const options& o, int p, int r) {
     namespace store = rampart::store;
     const auto start = std::chrono::steady_clock::now();
-    row w{p, r, o.blocks.value_or(1024ULL * static_cast<std::uint64_t>(p))};
+    row w;
+    w.p = p;
+    w.r = r;
+    w.blocks = o.blocks.value_or(1024ULL * static_cast<std::uint64_t>(p));
     const store::placement where(w.blocks, p, r, o.range_blocks, o.seed);
     store::loss_simulator simulator(where);
     w.sets = simulator.holder_sets();
