@@ -281,117 +281,163 @@ void engine::impl::loop() {
 }
 
 void engine::impl::accept(op&& o) {
-    if (o.kind == op::what::call) return o.call();
-    const auto lost_text = [this] {
-        return "failed ranks: " + recovery::detail::join_ranks(lost_) + " (no spare rank replaced them)";
-    };
-    if (o.kind == op::what::recv) {
-        if (lost_.size() > acknowledged_.load() || members_->process_of(o.peer) < 0) {
-            // A rank is gone for good, so unless the program has said it
-            // carries on without it (acknowledge_losses), a receive could
-            // wait for a message its dead peer would have caused.
-            o.target->fail(std::make_exception_ptr(
-                comm_error("rampart: irecv from rank " + std::to_string(o.peer) + " failed: " + lost_text())));
-            return;
-        }
-        channel& ch = channels_[{o.peer, o.tag}];
-        ch.waiting.push_back(std::move(o));
-        deliver_early(ch);
+    std::visit(
+        [&](auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, op_call>) {
+                x.run();
+            } else if constexpr (std::is_same_v<T, op_recv>) {
+                accept_receive(std::move(x));
+            } else if constexpr (std::is_same_v<T, op_service_recv>) {
+                start_service_receive(std::move(x));
+            } else if constexpr (std::is_same_v<T, op_service> || std::is_same_v<T, op_service_reply>) {
+                // Asked for before a recovery that has ended since: its answer,
+                // or the receive it answers, belongs to the old communicator.
+                if (members_->process_of(x.peer) < 0 || x.epoch != recoveries_ended_.load()) return x.done(false);
+                start_send(active_send(std::move(x), envelope{}));
+            } else {
+                accept_message(std::move(x));
+            }
+        },
+        o);
+}
+
+namespace {
+std::string lost_ranks_text(const std::vector<int>& lost) {
+    return "failed ranks: " + recovery::detail::join_ranks(lost) + " (no spare rank replaced them)";
+}
+}  // namespace
+
+void engine::impl::accept_receive(op_recv&& o) {
+    if (lost_.size() > acknowledged_.load() || members_->process_of(o.peer) < 0) {
+        // A rank is gone for good, so unless the program has said it
+        // carries on without it (acknowledge_losses), a receive could
+        // wait for a message its dead peer would have caused.
+        o.target->fail(std::make_exception_ptr(
+            comm_error("rampart: irecv from rank " + std::to_string(o.peer) + " failed: " + lost_ranks_text(lost_))));
         return;
     }
-    if (o.kind == op::what::service_recv) return start_service_receive(std::move(o));
-    if (o.kind == op::what::service || o.kind == op::what::service_reply) {
-        // Asked for before a recovery that has ended since: its answer, or
-        // the receive it answers, belongs to the old communicator.
-        if (members_->process_of(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.service_done(false);
-        active_send s;
-        s.o = std::move(o);
-        return start_send(std::move(s));
-    }
+    channel& ch = channels_[{o.peer, o.tag}];
+    ch.waiting.push_back(std::move(o));
+    deliver_early(ch);
+}
+
+// The program's message (op_send) or a test's (op_raw, numbered by the test).
+template <class Message>
+void engine::impl::accept_message(Message&& o) {
     if (members_->process_of(o.peer) < 0) {
         o.done.set_exception(std::make_exception_ptr(
-            comm_error("rampart: isend to rank " + std::to_string(o.peer) + " failed: " + lost_text())));
+            comm_error("rampart: isend to rank " + std::to_string(o.peer) + " failed: " + lost_ranks_text(lost_))));
         return;
     }
-    active_send s;
-    s.o = std::move(o);
-    s.env.kind = static_cast<std::uint16_t>(s.o.payload.kind);
-    s.env.type_hash = s.o.payload.type;
-    s.env.source = owner_.rank_;
-    s.env.destination = s.o.peer;
-    s.env.tag = s.o.tag;
-    s.env.payload_bytes = s.o.payload.bytes;
-    s.env.sequence = s.o.kind == op::what::raw ? s.o.sequence : next_send_sequence_[{s.o.peer, s.o.tag}]++;
-    if (logging_ && s.o.kind == op::what::send) {
-        log_.record(s.env, s.o.payload);
-        update_log_counters();
+    envelope env;
+    env.kind = static_cast<std::uint16_t>(o.payload.kind);
+    env.type_hash = o.payload.type;
+    env.source = owner_.rank_;
+    env.destination = o.peer;
+    env.tag = o.tag;
+    env.payload_bytes = o.payload.bytes;
+    if constexpr (std::is_same_v<Message, op_raw>) {
+        env.sequence = o.sequence;
+    } else {
+        env.sequence = next_send_sequence_[{o.peer, o.tag}]++;
+        if (logging_) {
+            log_.record(env, o.payload);
+            update_log_counters();
+        }
     }
-    start_send(std::move(s));
+    start_send(active_send(std::move(o), env));
 }
 
 void engine::impl::start_send(active_send&& s) {
     sends_.push_back(std::move(s));
     active_send& a = sends_.back();  // MPI keeps the address of its envelope
-    int rc;
-    // Control messages are addressed to processes (spares have no logical rank).
-    const int dest = a.o.kind == op::what::control ? comm_rank_of_process_[static_cast<std::size_t>(a.o.peer)]
-                                                   : comm_rank_of_logical(a.o.peer);
-    if (a.o.kind == op::what::service || a.o.kind == op::what::service_reply) {
-        // A service message is its head and data where they lie; a reply is
-        // bare bytes, and one contiguous piece lets MPI copy it once,
-        // straight into the receiver's memory.
-        std::vector<segment> pieces;
-        if (a.o.kind == op::what::service) pieces.push_back({a.o.head.data(), a.o.head.size()});
-        for (const segment& d : a.o.data)
-            if (d.bytes > 0) pieces.push_back(d);
-        const int tag = a.o.kind == op::what::service ? service_tag_ : reply_tag(a.o.sequence);
-        MPI_Datatype t = MPI_DATATYPE_NULL;
-        if (dest < 0)
-            rc = MPI_ERR_RANK;
-        else if (pieces.size() <= 1)
-            rc = MPI_Isend(pieces.empty() ? nullptr : pieces.front().data,
-                           pieces.empty() ? 0 : static_cast<int>(pieces.front().bytes), MPI_BYTE, dest, tag, comm_,
-                           &a.request);
-        else if ((rc = pieces_type(pieces, t)) == MPI_SUCCESS)
-            rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
-        if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
-    } else if (a.o.kind == op::what::raw && !a.o.raw.empty()) {
-        rc = MPI_Isend(a.o.raw.data(), static_cast<int>(a.o.raw.size()), MPI_BYTE, dest, a.o.tag, comm_, &a.request);
-    } else if (a.o.payload.bytes <= small_payload) {
-        std::memcpy(a.packed.data(), &a.env, sizeof(envelope));
-        if (a.o.payload.bytes > 0) std::memcpy(a.packed.data() + sizeof(envelope), a.o.payload.data, a.o.payload.bytes);
-        rc = MPI_Isend(a.packed.data(), static_cast<int>(sizeof(envelope) + a.o.payload.bytes), MPI_BYTE, dest, a.o.tag,
-                       comm_, &a.request);
-    } else {
-        MPI_Datatype t = message_type(&a.env, a.o.payload.data, a.o.payload.bytes);
-        rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, a.o.tag, comm_, &a.request);
-        MPI_Type_free(&t);
-    }
+    const int rc = std::visit(
+        [&](auto& o) {
+            using T = std::decay_t<decltype(o)>;
+            if constexpr (std::is_same_v<T, op_service>) {
+                std::vector<segment> pieces{{o.head.data(), o.head.size()}};
+                pieces.insert(pieces.end(), o.data.begin(), o.data.end());
+                return isend_pieces(a, pieces, comm_rank_of_logical(o.peer), service_tag_);
+            } else if constexpr (std::is_same_v<T, op_service_reply>) {
+                return isend_pieces(a, o.data, comm_rank_of_logical(o.peer), reply_tag(o.reply));
+            } else if constexpr (std::is_same_v<T, op_control>) {
+                return isend_message(a, o.payload, comm_rank_of_process_[static_cast<std::size_t>(o.process)],
+                                     control_tag_);
+            } else if constexpr (std::is_same_v<T, op_raw>) {
+                if (o.bytes.empty()) return isend_message(a, o.payload, comm_rank_of_logical(o.peer), o.tag);
+                return MPI_Isend(o.bytes.data(), static_cast<int>(o.bytes.size()), MPI_BYTE,
+                                 comm_rank_of_logical(o.peer), o.tag, comm_, &a.request);
+            } else {
+                return isend_message(a, o.payload, comm_rank_of_logical(o.peer), o.tag);
+            }
+        },
+        a.o);
     if (rc != MPI_SUCCESS) {
         finish_send(a, rc);
         sends_.pop_back();
     }
 }
 
+// An envelope and its payload: small ones copied together, others sent
+// where they lie.
+int engine::impl::isend_message(active_send& a, const outgoing_payload& payload, int dest, int tag) {
+    if (payload.bytes <= small_payload) {
+        std::memcpy(a.packed.data(), &a.env, sizeof(envelope));
+        if (payload.bytes > 0) std::memcpy(a.packed.data() + sizeof(envelope), payload.data, payload.bytes);
+        return MPI_Isend(a.packed.data(), static_cast<int>(sizeof(envelope) + payload.bytes), MPI_BYTE, dest, tag,
+                         comm_, &a.request);
+    }
+    MPI_Datatype t = message_type(&a.env, payload.data, payload.bytes);
+    const int rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
+    MPI_Type_free(&t);
+    return rc;
+}
+
+// A service message or reply: its pieces where they lie. One contiguous
+// piece lets MPI copy it once, straight into the receiver's memory.
+int engine::impl::isend_pieces(active_send& a, const std::vector<segment>& all, int dest, int tag) {
+    if (dest < 0) return MPI_ERR_RANK;
+    std::vector<segment> pieces;
+    for (const segment& d : all)
+        if (d.bytes > 0) pieces.push_back(d);
+    if (pieces.size() <= 1)
+        return MPI_Isend(pieces.empty() ? nullptr : pieces.front().data,
+                         pieces.empty() ? 0 : static_cast<int>(pieces.front().bytes), MPI_BYTE, dest, tag, comm_,
+                         &a.request);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = pieces_type(pieces, t);
+    if (rc == MPI_SUCCESS) rc = MPI_Isend(MPI_BOTTOM, 1, t, dest, tag, comm_, &a.request);
+    if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
+    return rc;
+}
+
 // A send is over: it left, or MPI failed it. A failed send that is in the log
 // counts as sent: recovery sends it again if its receiver still needs it.
 void engine::impl::finish_send(active_send& s, int rc) {
     if (rc != MPI_SUCCESS) failure_text(rc);
-    if (s.o.kind == op::what::service || s.o.kind == op::what::service_reply) {
-        if (rc == MPI_SUCCESS) {
-            bytes_sent_ += s.o.head.size();
-            for (const segment& d : s.o.data) bytes_sent_ += d.bytes;
-        }
-        return s.o.service_done(rc == MPI_SUCCESS);
-    }
-    if (s.o.kind != op::what::send && s.o.kind != op::what::raw) return;  // the engine's own: no promise
-    if (rc != MPI_SUCCESS && (s.o.kind == op::what::raw || !logging_))
-        return s.o.done.set_exception(std::make_exception_ptr(comm_error("rampart: isend failed: " + last_error_)));
-    if (rc == MPI_SUCCESS) {
-        ++sent_;
-        bytes_sent_ += s.o.payload.bytes;
-    }
-    s.o.done.set_value();
+    std::visit(
+        [&](auto& o) {
+            using T = std::decay_t<decltype(o)>;
+            if constexpr (std::is_same_v<T, op_service> || std::is_same_v<T, op_service_reply>) {
+                if (rc == MPI_SUCCESS) {
+                    if constexpr (std::is_same_v<T, op_service>) bytes_sent_ += o.head.size();
+                    for (const segment& d : o.data) bytes_sent_ += d.bytes;
+                }
+                o.done(rc == MPI_SUCCESS);
+            } else if constexpr (std::is_same_v<T, op_send> || std::is_same_v<T, op_raw>) {
+                const bool logged = std::is_same_v<T, op_send> && logging_;
+                if (rc != MPI_SUCCESS && !logged)
+                    return o.done.set_exception(
+                        std::make_exception_ptr(comm_error("rampart: isend failed: " + last_error_)));
+                if (rc == MPI_SUCCESS) {
+                    ++sent_;
+                    bytes_sent_ += o.payload.bytes;
+                }
+                o.done.set_value();
+            }  // else the engine's own (re-sends, control): no promise
+        },
+        s.o);
 }
 
 bool engine::impl::test_sends() {
@@ -458,32 +504,16 @@ engine& engine::get() {
 }
 
 void engine::post_send(int dest, int tag, outgoing_payload payload, promise<void> done) {
-    impl::op o(impl::op::what::send);
-    o.peer = dest;
-    o.tag = tag;
-    o.payload = std::move(payload);
-    o.done = std::move(done);
-    impl_->push(std::move(o));
+    impl_->push(impl::op_send{dest, tag, std::move(payload), std::move(done)});
 }
 
 void engine::post_recv(int source, int tag, std::unique_ptr<incoming_target> target) {
-    impl::op o(impl::op::what::recv);
-    o.peer = source;
-    o.tag = tag;
-    o.target = std::move(target);
-    impl_->push(std::move(o));
+    impl_->push(impl::op_recv{source, tag, std::move(target)});
 }
 
 void engine::post_raw(int dest, int tag, std::uint64_t sequence, outgoing_payload payload, std::string raw_bytes,
                       promise<void> done) {
-    impl::op o(impl::op::what::raw);
-    o.peer = dest;
-    o.tag = tag;
-    o.sequence = sequence;
-    o.payload = std::move(payload);
-    o.raw = std::move(raw_bytes);
-    o.done = std::move(done);
-    impl_->push(std::move(o));
+    impl_->push(impl::op_raw{dest, tag, sequence, std::move(payload), std::move(raw_bytes), std::move(done)});
 }
 
 engine_counters engine::counters() const { return impl_->counters(); }

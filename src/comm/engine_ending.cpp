@@ -185,12 +185,7 @@ void engine::impl::fail_everything(const std::exception_ptr& error) {
         ch.busy = false;
         while (!ch.waiting.empty()) fail_front(ch, error);
     }
-    for (auto& s : sends_) {
-        if (s.o.kind == op::what::send || s.o.kind == op::what::raw)
-            s.o.done.set_exception(error);
-        else if (s.o.kind == op::what::service || s.o.kind == op::what::service_reply)
-            s.o.service_done(false);
-    }
+    for (auto& s : sends_) std::visit([&](auto& o) { o.abandon(error); }, s.o);
     for (auto& r : service_recvs_)
         if (r.done) std::exchange(r.done, nullptr)(false, 0);
     // MPI may still hold their memory: the lists stay, the process is ending.
@@ -211,18 +206,7 @@ void engine::impl::shut_down() {
     const auto error = cause ? cause
                              : std::make_exception_ptr(comm_error("rampart: the job is ending: the program of rank " +
                                                                   std::to_string(owner_.rank_) + " failed"));
-    for (auto& o : late) {
-        if (o.kind == op::what::call)
-            o.call();
-        else if (o.kind == op::what::recv)
-            o.target->fail(error);
-        else if (o.kind == op::what::send || o.kind == op::what::raw)
-            o.done.set_exception(error);
-        else if (o.kind == op::what::service || o.kind == op::what::service_reply)
-            o.service_done(false);
-        else if (o.kind == op::what::service_recv)
-            o.service_received(false, 0);
-    }
+    for (auto& o : late) std::visit([&](auto& x) { x.abandon(error); }, o);
     if (failing_) fail_everything(error);
     if (role_ == role::working) owner_.write_report();
     // After a failure MPI_Finalize hangs in a good share of runs, and with

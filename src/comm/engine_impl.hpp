@@ -30,6 +30,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
@@ -59,26 +60,60 @@ public:
     /// Blocks while this process is an idle spare.
     role wait_while_spare();
 
-    struct op {
-        enum class what { send, recv, raw, resend, control, service, service_reply, service_recv, call };
-        op() = default;
-        explicit op(what k) : kind(k) {}
-        what kind = what::send;
+    // What other threads ask of the engine thread, one kind a struct. Each
+    // can be abandoned: the engine ends before carrying it out.
+    struct op_send {   // the program's message: numbered here, logged when spares exist
         int peer = 0;  // logical rank
         int tag = 0;
         outgoing_payload payload;
         promise<void> done;
-        std::unique_ptr<incoming_target> target;
-        std::uint64_t sequence = 0;  // raw only
-        std::string raw;             // raw only: sent instead of envelope + payload
-        std::vector<char> head;      // service only: the service's prefix and head
-        std::vector<segment> data;   // service, service_reply
-        std::function<void(bool)> service_done;
-        std::uint64_t epoch = 0;            // service ops: the recoveries ended when it was asked for
-        std::vector<receive_segment> into;  // service_recv
-        std::function<void(bool, std::size_t)> service_received;  // service_recv
-        std::function<void()> call;                               // call only: runs on the engine thread
+        void abandon(const std::exception_ptr& e) { done.set_exception(e); }
     };
+    struct op_raw {  // sent with the given sequence, or as the given bytes (tests of malformed input)
+        int peer = 0;
+        int tag = 0;
+        std::uint64_t sequence = 0;
+        outgoing_payload payload;
+        std::string bytes;  // when not empty: sent instead of envelope + payload
+        promise<void> done;
+        void abandon(const std::exception_ptr& e) { done.set_exception(e); }
+    };
+    struct op_recv {
+        int peer = 0;
+        int tag = 0;
+        std::unique_ptr<incoming_target> target;
+        void abandon(const std::exception_ptr& e) { target->fail(e); }
+    };
+    struct op_service {  // a service's message: its prefix and head, then data where it lies
+        int peer = 0;
+        std::vector<char> head;
+        std::vector<segment> data;
+        std::function<void(bool)> done;
+        std::uint64_t epoch = 0;  // the recoveries ended when it was asked for
+        void abandon(const std::exception_ptr&) { done(false); }
+    };
+    struct op_service_reply {  // bare bytes, on the reply's own tag
+        int peer = 0;
+        std::uint64_t reply = 0;
+        std::vector<segment> data;
+        std::function<void(bool)> done;
+        std::uint64_t epoch = 0;
+        void abandon(const std::exception_ptr&) { done(false); }
+    };
+    struct op_service_recv {  // a reply expected straight into `into`
+        int service = 0;
+        int peer = 0;
+        std::uint64_t reply = 0;
+        std::vector<receive_segment> into;
+        std::function<void(bool, std::size_t)> done;
+        std::uint64_t epoch = 0;
+        void abandon(const std::exception_ptr&) { done(false, 0); }
+    };
+    struct op_call {  // runs on the engine thread; abandoned, where the engine ends
+        std::function<void()> run;
+        void abandon(const std::exception_ptr&) { run(); }
+    };
+    using op = std::variant<op_send, op_raw, op_recv, op_service, op_service_reply, op_service_recv, op_call>;
 
     void push(op&& o);
     /// Runs f on the engine thread and waits for it (not from the engine
@@ -123,10 +158,25 @@ private:
     static constexpr std::size_t small_payload = 256;
     using packed_message = std::array<char, sizeof(envelope) + small_payload>;
 
+    // The engine's own sends, besides those asked for.
+    struct op_resend {  // from the send log, at a recovery
+        int peer = 0;
+        int tag = 0;
+        outgoing_payload payload;
+        void abandon(const std::exception_ptr&) {}
+    };
+    struct op_control {  // to a process: spares have no logical rank
+        int process = 0;
+        outgoing_payload payload;
+        void abandon(const std::exception_ptr&) {}
+    };
+    using outgoing = std::variant<op_send, op_raw, op_resend, op_control, op_service, op_service_reply>;
+
     struct active_send {
+        active_send(outgoing what, const envelope& e) : env(e), o(std::move(what)) {}
         MPI_Request request = MPI_REQUEST_NULL;
-        envelope env;
-        op o;
+        envelope env;  // none for service messages
+        outgoing o;
         packed_message packed;
     };
     struct early_message {  // arrived before its receive was posted
@@ -134,7 +184,7 @@ private:
         std::vector<char> payload;
     };
     struct channel {  // one (source, tag) pair on the receiving side
-        std::deque<op> waiting;
+        std::deque<op_recv> waiting;
         bool busy = false;                // a matched receive is in flight
         std::uint64_t next_sequence = 0;  // messages delivered to the program
         // The sequence of the next message that will arrive from the source:
@@ -194,7 +244,12 @@ private:
     void run();
     void loop();
     void accept(op&& o);
+    void accept_receive(op_recv&& o);
+    template <class Message>
+    void accept_message(Message&& o);
     void start_send(active_send&& s);
+    int isend_message(active_send& a, const outgoing_payload& payload, int dest, int tag);
+    int isend_pieces(active_send& a, const std::vector<segment>& pieces, int dest, int tag);
     bool progress_receives();
     bool test_sends();
     bool test_receives();
@@ -202,7 +257,7 @@ private:
     /// waits, or MPI failed: failure_seen_ is set then).
     std::optional<std::vector<char>> receive_any(int tag, int& comm_source);
     bool progress_services();
-    void start_service_receive(op&& o);
+    void start_service_receive(op_service_recv&& o);
     bool test_service_receives();
     int receive_reply(expected_reply& r, MPI_Message& msg, MPI_Status& st);
     void fail_unmatched_replies();
@@ -221,8 +276,8 @@ private:
     /// waiting receives.
     void fail_lost(const std::pair<int, int>& key, channel& ch);
     std::string lost_text(const std::pair<int, int>& key, const channel& ch) const;
-    op take_front(channel& ch, const envelope& e, std::size_t payload_bytes);
-    static void fail_mismatch(op& o, const envelope& e, std::size_t payload_bytes);
+    op_recv take_front(channel& ch, const envelope& e, std::size_t payload_bytes);
+    static void fail_mismatch(op_recv& o, const envelope& e, std::size_t payload_bytes);
     int comm_rank_of_logical(int logical) const;
     int logical_of_comm_rank(int comm_rank) const;  // -1: a spare, or not in comm_
     std::string failure_text(int rc);
@@ -371,8 +426,8 @@ auto engine::impl::run_on_engine(F f) -> decltype(f()) {
     using R = decltype(f());
     auto p = std::make_shared<promise<R>>();  // std::function copies what it holds
     auto result = p->get_future();
-    op o(op::what::call);
-    o.call = [f = std::move(f), p]() mutable {
+    op_call o;
+    o.run = [f = std::move(f), p]() mutable {
         try {
             if constexpr (std::is_void_v<R>) {
                 f();

@@ -22,7 +22,7 @@ std::size_t engine::impl::pending_receives() const {
 }
 
 void engine::impl::fail_front(channel& ch, std::exception_ptr error) {
-    op o = std::move(ch.waiting.front());
+    op_recv o = std::move(ch.waiting.front());
     ch.waiting.pop_front();
     o.target->fail(std::move(error));
 }
@@ -154,22 +154,22 @@ void engine::impl::complete(channel& ch, active_recv& r) {
         ch.early.emplace(early_message{e, std::vector<char>(from, from + r.payload_bytes)});
         return;
     }
-    op o = take_front(ch, e, r.payload_bytes);
+    op_recv o = take_front(ch, e, r.payload_bytes);
     if (!r.fits) return fail_mismatch(o, e, r.payload_bytes);
     o.target->deliver(e);
 }
 
 // The message is the channel's next: it goes to the oldest waiting receive.
-engine::impl::op engine::impl::take_front(channel& ch, const envelope& e, std::size_t payload_bytes) {
+engine::impl::op_recv engine::impl::take_front(channel& ch, const envelope& e, std::size_t payload_bytes) {
     ch.next_sequence = e.sequence + 1;
     ++received_;
     bytes_received_ += payload_bytes;
-    op o = std::move(ch.waiting.front());
+    op_recv o = std::move(ch.waiting.front());
     ch.waiting.pop_front();
     return o;
 }
 
-void engine::impl::fail_mismatch(op& o, const envelope& e, std::size_t payload_bytes) {
+void engine::impl::fail_mismatch(op_recv& o, const envelope& e, std::size_t payload_bytes) {
     o.target->fail(
         std::make_exception_ptr(message_error(describe_mismatch(e, o.target->expected_type(), payload_bytes))));
 }
@@ -179,7 +179,7 @@ void engine::impl::deliver_early(channel& ch) {
     if (!ch.early || ch.waiting.empty() || ch.busy || ch.early->env.sequence != ch.next_sequence) return;
     early_message m = std::move(*ch.early);
     ch.early.reset();
-    op o = take_front(ch, m.env, m.payload.size());
+    op_recv o = take_front(ch, m.env, m.payload.size());
     void* dst = o.target->prepare(m.payload.size());
     if (!dst) return fail_mismatch(o, m.env, m.payload.size());
     if (!m.payload.empty()) std::memcpy(dst, m.payload.data(), m.payload.size());

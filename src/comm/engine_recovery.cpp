@@ -415,30 +415,21 @@ bool engine::impl::exchange_service_states() {
 }
 
 void engine::impl::resend(const recovery::detail::logged_message& m) {
-    active_send a;
-    a.o = op(op::what::resend);
-    a.o.peer = m.env.destination;
-    a.o.tag = m.env.tag;
-    a.o.payload = m.payload;
-    a.env = m.env;
     ++resent_;
     resent_bytes_ += m.payload.bytes;
-    start_send(std::move(a));
+    start_send(active_send(op_resend{m.env.destination, m.env.tag, m.payload}, m.env));
 }
 
 void engine::impl::send_control(int process, std::uint64_t what, std::vector<std::uint64_t> words) {
-    active_send a;
-    a.o = op(op::what::control);
-    a.o.peer = process;
-    a.o.tag = control_tag_;
-    a.env = control_envelope(owner_.rank_, what, words.size() * sizeof(std::uint64_t));
+    const envelope env = control_envelope(owner_.rank_, what, words.size() * sizeof(std::uint64_t));
+    op_control c{process, {}};
     if (!words.empty()) {
         auto owner = std::make_shared<std::vector<std::uint64_t>>(std::move(words));
-        a.o.payload.data = owner->data();
-        a.o.payload.bytes = owner->size() * sizeof(std::uint64_t);
-        a.o.payload.owner = std::move(owner);
+        c.payload.data = owner->data();
+        c.payload.bytes = owner->size() * sizeof(std::uint64_t);
+        c.payload.owner = std::move(owner);
     }
-    start_send(std::move(a));
+    start_send(active_send(std::move(c), env));
 }
 
 // A replacement resumed from a checkpoint: on the channels from it, the next

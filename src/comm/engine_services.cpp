@@ -54,18 +54,18 @@ void engine::impl::notify_services(const std::vector<int>& replaced, const std::
     }
 }
 
-void engine::impl::start_service_receive(op&& o) {
-    if (comm_rank_of_logical(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.service_received(false, 0);
+void engine::impl::start_service_receive(op_service_recv&& o) {
+    if (comm_rank_of_logical(o.peer) < 0 || o.epoch != recoveries_ended_.load()) return o.done(false, 0);
     expected_reply& r = service_recvs_.emplace_back();
-    r.service = o.tag;
+    r.service = o.service;
     r.source = o.peer;
-    r.tag = reply_tag(o.sequence);
+    r.tag = reply_tag(o.reply);
     for (const receive_segment& d : o.into)
         if (d.bytes > 0) {
             r.into.push_back(d);
             r.capacity += d.bytes;
         }
-    r.done = std::move(o.service_received);
+    r.done = std::move(o.done);
 }
 
 // Replies of one service from one source come in the order they were
@@ -202,27 +202,15 @@ void engine::remove_service(int number) {
 
 void engine::service_send(int number, int dest, std::vector<char> head, std::vector<segment> data,
                           std::function<void(bool)> done, std::uint64_t epoch) {
-    impl::op o(impl::op::what::service);
-    o.peer = dest;
-    o.head.resize(service_prefix + head.size());
-    write_service_prefix(o.head.data(), number);
-    if (!head.empty()) std::memcpy(o.head.data() + service_prefix, head.data(), head.size());
-    o.data = std::move(data);
-    o.service_done = std::move(done);
-    o.epoch = epoch;
-    impl_->push(std::move(o));
+    std::vector<char> prefixed(service_prefix + head.size());
+    write_service_prefix(prefixed.data(), number);
+    if (!head.empty()) std::memcpy(prefixed.data() + service_prefix, head.data(), head.size());
+    impl_->push(impl::op_service{dest, std::move(prefixed), std::move(data), std::move(done), epoch});
 }
 
 void engine::service_receive(int number, int source, std::uint64_t reply, std::vector<receive_segment> into,
                              std::function<void(bool, std::size_t)> done, std::uint64_t epoch) {
-    impl::op o(impl::op::what::service_recv);
-    o.tag = number;
-    o.peer = source;
-    o.sequence = reply;
-    o.into = std::move(into);
-    o.service_received = std::move(done);
-    o.epoch = epoch;
-    impl_->push(std::move(o));
+    impl_->push(impl::op_service_recv{number, source, reply, std::move(into), std::move(done), epoch});
 }
 
 void engine::service_reply(int dest, std::uint64_t reply, std::vector<segment> data, std::function<void(bool)> done,
@@ -232,13 +220,7 @@ void engine::service_reply(int dest, std::uint64_t reply, std::vector<segment> d
     if (bytes > max_reply_bytes)
         throw rampart::invalid_argument("rampart: a service reply of " + std::to_string(bytes) + " bytes (at most " +
                                         std::to_string(max_reply_bytes) + ")");
-    impl::op o(impl::op::what::service_reply);
-    o.peer = dest;
-    o.sequence = reply;
-    o.data = std::move(data);
-    o.service_done = std::move(done);
-    o.epoch = epoch;
-    impl_->push(std::move(o));
+    impl_->push(impl::op_service_reply{dest, reply, std::move(data), std::move(done), epoch});
 }
 
 void engine::service_busy(int delta) {
