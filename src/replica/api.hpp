@@ -1,0 +1,41 @@
+#pragma once
+// What the MPI entry points of this layer share: finding the protocol and
+// the program's communicators, and reporting the program's errors as MPI
+// would (fatal unless the communicator returns errors).
+
+#include "communicators.hpp"
+#include "protocol.hpp"
+#include "requests.hpp"
+
+#include <mpi.h>
+
+#include <string>
+
+namespace rampart::replica::detail {
+
+/// The protocol, once MPI_Init has run; ends the job with a message naming
+/// `fn` when it has not.
+protocol& started(const char* fn);
+
+/// An error of the program in a call: with MPI_ERRORS_RETURN on the
+/// communicator, its code; else the job ends with a message naming the
+/// call (printed by one replica of the rank).
+int program_error(const communicator* c, int code, const char* fn, const std::string& what);
+
+/// The communicator behind a handle, or nullptr after reporting the error.
+communicator* find_comm(MPI_Comm c, const char* fn, int* rc);
+
+/// Checks of a point-to-point call's arguments: MPI_SUCCESS or the error.
+int check_peer(const communicator* c, int peer, bool any_allowed, const char* fn);
+int check_tag(const communicator* c, int tag, bool any_allowed, const char* fn);
+int check_buffer(const communicator* c, int count, MPI_Datatype type, const char* fn);
+
+/// Waits for a request and copies its status out; releases a finished
+/// non-persistent request's handle.
+int complete(MPI_Request* handle, MPI_Status* status);
+int status_error(const request& r);
+
+/// This layer cannot do `fn` in replicated runs: the job ends, naming it.
+[[noreturn]] void unsupported(const char* fn);
+
+}  // namespace rampart::replica::detail

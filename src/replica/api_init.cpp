@@ -1,0 +1,127 @@
+// Start and end of the program's MPI, and what a communicator tells of
+// itself.
+
+#include "api.hpp"
+
+#include <rampart/replica/replica.h>
+
+#include <cstring>
+
+namespace rp = rampart::replica::detail;
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+    rp::protocol::get().init(argc, argv, MPI_THREAD_SINGLE, nullptr);
+    return MPI_SUCCESS;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+    rp::protocol::get().init(argc, argv, required, provided);
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalize(void) {
+    rp::started("MPI_Finalize").finalize();
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int* flag) {
+    *flag = rp::protocol::initialized() && rp::protocol::get().finalized();
+    return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm, int errorcode) {
+    rp::protocol& p = rp::started("MPI_Abort");
+    // Every replica of the rank calls it: one prints.
+    p.abort_job(errorcode == 0 ? 1 : errorcode,
+                "MPI_Abort(" + std::to_string(errorcode) + ") called by rank " + std::to_string(p.rank()),
+                p.where().live_position(p.rank(), p.replica()) == 0);
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+    rp::started("MPI_Comm_rank");
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_rank", &rc);
+    if (c) *rank = c->my_rank;
+    return rc;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int* size) {
+    rp::started("MPI_Comm_size");
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_size", &rc);
+    if (c) *size = c->size();
+    return rc;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
+    rp::started("MPI_Comm_get_attr");
+    int rc = MPI_SUCCESS;
+    if (!rp::find_comm(comm, "MPI_Comm_get_attr", &rc)) return rc;
+    static int tag_ub = rp::max_app_tag;
+    *flag = 0;
+    if (keyval == MPI_TAG_UB) {
+        *static_cast<int**>(value) = &tag_ub;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if (keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL || keyval == MPI_APPNUM)
+        return PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, value, flag);
+    return MPI_SUCCESS;  // no user attributes (Comm_create_keyval is not supported)
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler handler) {
+    rp::started("MPI_Comm_set_errhandler");
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_set_errhandler", &rc);
+    if (!c) return rc;
+    if (handler != MPI_ERRORS_RETURN && handler != MPI_ERRORS_ARE_FATAL && handler != MPI_ERRORS_ABORT)
+        rp::unsupported("MPI_Comm_set_errhandler with a program's own error handler");
+    c->errhandler = handler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* handler) {
+    rp::started("MPI_Comm_get_errhandler");
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_get_errhandler", &rc);
+    if (c) *handler = c->errhandler;
+    return rc;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char* name) {
+    rp::started("MPI_Comm_set_name");
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_set_name", &rc);
+    if (c) c->name = std::string(name).substr(0, MPI_MAX_OBJECT_NAME - 1);
+    return rc;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char* name, int* length) {
+    rp::started("MPI_Comm_get_name");
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_get_name", &rc);
+    if (!c) return rc;
+    std::strcpy(name, c->name.c_str());
+    *length = static_cast<int>(c->name.size());
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+    rp::started("MPI_Comm_test_inter");
+    int rc = MPI_SUCCESS;
+    if (rp::find_comm(comm, "MPI_Comm_test_inter", &rc)) *flag = 0;
+    return rc;
+}
+
+// The calls of rampart/replica/replica.h.
+int rampart_replica_id(void) {
+    if (!rp::protocol::initialized()) return 0;
+    rp::protocol& p = rp::protocol::get();
+    return p.where().live_position(p.rank(), p.replica());
+}
+
+int rampart_replica_count(void) { return rp::protocol::initialized() ? rp::protocol::get().where().replicas() : 1; }
+
+}  // extern "C"

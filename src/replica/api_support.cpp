@@ -1,0 +1,80 @@
+// Argument checks and error reporting shared by the MPI entry points.
+
+#include "api.hpp"
+
+#include "datatypes.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace rampart::replica::detail {
+
+protocol& started(const char* fn) {
+    if (!protocol::initialized()) {
+        std::fprintf(stderr, "rampart-replica: %s called before MPI_Init\n", fn);
+        std::fflush(nullptr);
+        std::_Exit(3);
+    }
+    return protocol::get();
+}
+
+int program_error(const communicator* c, int code, const char* fn, const std::string& what) {
+    if (c && c->errhandler == MPI_ERRORS_RETURN) return code;
+    protocol& p = protocol::get();
+    const bool print = p.where().live_position(p.rank(), p.replica()) == 0;
+    p.abort_job(6, std::string(fn) + " on rank " + std::to_string(p.rank()) + ": " + what, print);
+}
+
+communicator* find_comm(MPI_Comm c, const char* fn, int* rc) {
+    communicator* comm = communicators::get().find(c);
+    if (!comm) *rc = program_error(nullptr, MPI_ERR_COMM, fn, "an invalid communicator");
+    return comm;
+}
+
+int check_peer(const communicator* c, int peer, bool any_allowed, const char* fn) {
+    if (peer == MPI_PROC_NULL || (any_allowed && peer == MPI_ANY_SOURCE)) return MPI_SUCCESS;
+    if (peer < 0 || peer >= c->size())
+        return program_error(c, MPI_ERR_RANK, fn,
+                             "rank " + std::to_string(peer) + " in a communicator of " + std::to_string(c->size()));
+    return MPI_SUCCESS;
+}
+
+int check_tag(const communicator* c, int tag, bool any_allowed, const char* fn) {
+    if ((any_allowed && tag == MPI_ANY_TAG) || (tag >= 0 && tag <= max_app_tag)) return MPI_SUCCESS;
+    return program_error(c, MPI_ERR_TAG, fn,
+                         "tag " + std::to_string(tag) + " (0 to " + std::to_string(max_app_tag) +
+                             " under replication, the communicator's MPI_TAG_UB)");
+}
+
+int check_buffer(const communicator* c, int count, MPI_Datatype type, const char* fn) {
+    if (count < 0) return program_error(c, MPI_ERR_COUNT, fn, "count " + std::to_string(count));
+    if (type == MPI_DATATYPE_NULL) return program_error(c, MPI_ERR_TYPE, fn, "MPI_DATATYPE_NULL");
+    return MPI_SUCCESS;
+}
+
+int status_error(const request& r) { return r.status.MPI_ERROR; }
+
+int complete(MPI_Request* handle, MPI_Status* status) {
+    std::shared_ptr<request> r = from_handle(*handle);
+    const MPI_Status st = r->final_status();
+    if (status != MPI_STATUS_IGNORE) *status = st;
+    const int rc = st.MPI_ERROR;
+    if (r->persistent) {
+        r->active = false;
+    } else {
+        release_handle(*handle);
+        *handle = MPI_REQUEST_NULL;
+    }
+    return rc;
+}
+
+void unsupported(const char* fn) {
+    std::fprintf(stderr,
+                 "rampart-replica: %s is not supported under process replication (rampart-run --replicas); "
+                 "see docs/replica.md for what is\n",
+                 fn);
+    std::fflush(nullptr);
+    std::_Exit(7);
+}
+
+}  // namespace rampart::replica::detail

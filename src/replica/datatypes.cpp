@@ -1,0 +1,56 @@
+#include "datatypes.hpp"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rampart::replica::detail {
+
+std::size_t data_bytes(int count, MPI_Datatype type) {
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    return static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
+}
+
+bool contiguous(MPI_Datatype type) {
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    PMPI_Type_size(type, &size);
+    PMPI_Type_get_extent(type, &lb, &extent);
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    return true_lb == 0 && lb == 0 && extent == size && true_extent == size;
+}
+
+std::vector<char> pack(const void* buf, int count, MPI_Datatype type) {
+    int bytes = 0;
+    PMPI_Pack_size(count, type, MPI_COMM_WORLD, &bytes);
+    std::vector<char> out(static_cast<std::size_t>(bytes));
+    int position = 0;
+    PMPI_Pack(buf, count, type, out.data(), bytes, &position, MPI_COMM_WORLD);
+    out.resize(static_cast<std::size_t>(position));
+    return out;
+}
+
+std::uint64_t hash_bytes(const void* data, std::size_t bytes) { return XXH3_64bits(data, bytes); }
+
+std::uint64_t hash_data(const void* buf, int count, MPI_Datatype type, std::size_t bytes) {
+    if (contiguous(type)) return hash_bytes(buf, bytes);
+    const std::vector<char> packed = pack(buf, count, type);
+    return hash_bytes(packed.data(), std::min(bytes, packed.size()));
+}
+
+void unpack(const std::vector<char>& from, std::size_t bytes, void* buf, int count, MPI_Datatype type) {
+    if (bytes == 0) return;
+    if (contiguous(type)) {
+        std::memcpy(buf, from.data(), bytes);
+        return;
+    }
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    const int elements = size > 0 ? static_cast<int>(bytes / static_cast<std::size_t>(size)) : 0;
+    int position = 0;
+    PMPI_Unpack(from.data(), static_cast<int>(bytes), &position, buf, std::min(elements, count), type, MPI_COMM_WORLD);
+}
+
+}  // namespace rampart::replica::detail

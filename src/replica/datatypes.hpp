@@ -1,0 +1,25 @@
+#pragma once
+// The bytes a (buffer, count, datatype) triple stands for, as MPI would
+// send them: hashed for acknowledgements, copied for unexpected messages.
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace rampart::replica::detail {
+
+/// Bytes of data in count elements of type (not their extent).
+std::size_t data_bytes(int count, MPI_Datatype type);
+/// The elements lie one after the other with no gap, from buf on.
+bool contiguous(MPI_Datatype type);
+/// The first `bytes` data bytes of (buf, count, type), packed.
+std::vector<char> pack(const void* buf, int count, MPI_Datatype type);
+/// XXH3 of the first `bytes` data bytes of (buf, count, type).
+std::uint64_t hash_data(const void* buf, int count, MPI_Datatype type, std::size_t bytes);
+std::uint64_t hash_bytes(const void* data, std::size_t bytes);
+/// Writes packed bytes into (buf, count, type); `bytes` fit in it.
+void unpack(const std::vector<char>& from, std::size_t bytes, void* buf, int count, MPI_Datatype type);
+
+}  // namespace rampart::replica::detail

@@ -1,0 +1,43 @@
+#pragma once
+// Faults ordered by the launcher (RAMPART_KILL), for tests and
+// demonstrations: a replica of a rank dies by SIGKILL at a given moment.
+//
+//   RAMPART_KILL=R.K@WHEN[,R.K@WHEN...]   replica K of logical rank R
+//   WHEN: start       right after MPI_Init, before its first message
+//         1.5s        that long after MPI_Init
+//         sendN       as it starts its N-th message (counted from 1; the
+//                     messages of collectives count too)
+//         afterN      just after its N-th message left for its receivers
+//                     (a large one is then on its way)
+
+#include <string>
+#include <vector>
+
+namespace rampart::replica::detail {
+
+struct kill_order {
+    int rank = 0, replica = 0;
+    enum class when { start, seconds, send, after } at = when::start;
+    double seconds = 0;
+    long message = 0;
+};
+
+/// Throws std::runtime_error naming a malformed order.
+std::vector<kill_order> parse_kill_orders(const std::string& text);
+
+/// The orders for this process: started at MPI_Init, consulted per message.
+class fault_orders {
+public:
+    void start(int rank, int replica, int process);
+    void before_message(long n) const;  // n counts from 1
+    void after_message(long n) const;
+
+private:
+    std::vector<kill_order> mine_;
+    int process_ = 0;
+};
+
+/// Dies by SIGKILL now, leaving a note for the report (RAMPART_REPORT).
+[[noreturn]] void die_by_order(int process, const char* why);
+
+}  // namespace rampart::replica::detail

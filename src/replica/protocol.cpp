@@ -1,0 +1,266 @@
+// The protocol object: start, the end of the job, and the program's
+// point-to-point operations as the protocol sees them.
+
+#include "protocol.hpp"
+
+#include "communicators.hpp"
+#include "datatypes.hpp"
+#include "report.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+namespace rampart::replica::detail {
+
+namespace {
+protocol* instance = nullptr;
+
+int env_int(const char* name, int fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    const long x = std::strtol(v, &end, 10);
+    if (*end != '\0') throw std::runtime_error(std::string(name) + "=" + v + ": not an integer");
+    return static_cast<int>(x);
+}
+}  // namespace
+
+protocol& protocol::get() {
+    if (!instance) instance = new protocol();  // lives until the process ends: atexit code may call MPI
+    return *instance;
+}
+
+bool protocol::initialized() { return instance && instance->world_; }
+
+void protocol::read_configuration() {
+    if (const char* v = std::getenv("RAMPART_FLIP_BITS"); v && *v) {
+        char* end = nullptr;
+        flip_rate_ = std::strtod(v, &end);
+        if (*end != '\0' || flip_rate_ < 0.0 || flip_rate_ > 1.0)
+            throw std::runtime_error(std::string("RAMPART_FLIP_BITS=") + v + ": expected a probability in [0, 1]");
+    }
+    const int seed = env_int("RAMPART_SEED", 1);
+    flip_random_.seed(static_cast<std::uint64_t>(seed) * 1000003u + static_cast<std::uint64_t>(process_));
+}
+
+void protocol::init(int* argc, char*** argv, int required, int* provided) {
+    int granted = 0;
+    // The protocol's state has no lock: the program may call MPI from one
+    // thread at a time.
+    if (PMPI_Init_thread(argc, argv, std::min(required, static_cast<int>(MPI_THREAD_SERIALIZED)), &granted) !=
+        MPI_SUCCESS) {
+        std::fprintf(stderr, "rampart-replica: MPI_Init failed\n");
+        std::_Exit(3);
+    }
+    if (provided) *provided = granted;
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &process_);
+    int size = 1;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    try {
+        read_configuration();
+        layout_ = layout(size, env_int("RAMPART_REPLICAS", 1), env_int("RAMPART_REPLICA_SPARES", 0));
+        parse_kill_orders(std::getenv("RAMPART_KILL") ? std::getenv("RAMPART_KILL") : "");
+    } catch (const std::exception& e) {
+        if (process_ == 0) std::fprintf(stderr, "rampart-replica: %s\n", e.what());
+        std::_Exit(3);
+    }
+    int* tag_ub = nullptr;
+    int flag = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    if (!flag || *tag_ub < done_tag) {
+        if (process_ == 0) std::fprintf(stderr, "rampart-replica: MPI's largest tag is too small for replication\n");
+        std::_Exit(3);
+    }
+    rank_ = layout_.rank_of(process_);
+    replica_ = layout_.replica_of(process_);
+    const auto n = static_cast<std::size_t>(layout_.ranks());
+    const auto processes = static_cast<std::size_t>(size);
+    next_number_.assign(n, 0);
+    pending_.resize(n);
+    early_acks_.resize(n);
+    source_process_.resize(n);
+    for (int i = 0; i < layout_.ranks(); ++i)
+        source_process_[static_cast<std::size_t>(i)] = layout_.process(i, replica_);
+    next_expected_.assign(n, 0);
+    holes_.resize(n);
+    next_from_.assign(processes, 0);
+    numbered_.assign(processes, 0);
+    channel_next_.assign(processes, 0);
+    channel_numbered_.assign(processes, 0);
+    for (int i = 0; i < layout_.ranks(); ++i) {  // replica k to replica k: numbered from 0 without a start
+        numbered_[static_cast<std::size_t>(layout_.process(i, replica_))] = 1;
+        channel_numbered_[static_cast<std::size_t>(layout_.process(i, replica_))] = 1;
+    }
+    stash_.resize(processes);
+    done_from_.assign(processes, 0);
+    communicators::get().make_predefined(layout_.ranks(), rank_);
+    world_ = communicators::get().world();
+    self_ = communicators::get().self();
+    report_start(*this);
+    kills_.start(rank_, replica_, process_);
+}
+
+// Every process says its program has ended and waits until every other has
+// said so or died: then none still running can mistake this one's exit for
+// a crash, and none needs anything more from it (its sends are all
+// confirmed, so every live replica of their destinations has them).
+void protocol::finalize() {
+    wait_until([&] {
+        return sending_.empty() &&
+               std::all_of(pending_.begin(), pending_.end(), [](const auto& m) { return m.empty(); });
+    });
+    for (int p = 0; p < layout_.processes(); ++p)
+        if (p != process_ && !layout_.dead(p)) send_control(p, done_tag, 0);
+    done_from_[static_cast<std::size_t>(process_)] = 1;
+    wait_until([&] {
+        for (int p = 0; p < layout_.processes(); ++p)
+            if (!done_from_[static_cast<std::size_t>(p)] && !layout_.dead(p)) return false;
+        return controls_.empty() || !test_controls();
+    });
+    report_end(*this, "normal");
+    finalized_ = true;
+    if (any_death_) return;  // after a failure MPI_Finalize may hang: the process ends without it
+    // Should it hang all the same, the process ends with success: every
+    // process has ended its program.
+    std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        std::fflush(nullptr);
+        ::_exit(0);
+    }).detach();
+    PMPI_Finalize();
+}
+
+void protocol::abort_job(int code, const std::string& message, bool print) {
+    if (print && !message.empty()) std::fprintf(stderr, "rampart-replica: %s\n", message.c_str());
+    report_end(*this, "failed");
+    for (int p = 0; p < layout_.processes(); ++p)
+        if (p != process_ && !layout_.dead(p)) send_control(p, abort_tag, static_cast<std::uint64_t>(code));
+    // The aborts are small: they leave at once, or never (a dead peer).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (!controls_.empty() && std::chrono::steady_clock::now() < deadline) test_controls();
+    std::fflush(nullptr);
+    ::_exit(code);
+}
+
+bool protocol::lowest_live_process() const {
+    for (int p = 0; p < process_; ++p)
+        if (!layout_.dead(p)) return false;
+    return true;
+}
+
+bool protocol::progress() {
+    bool any = poll_world();
+    any = test_inbound() || any;
+    any = test_sends() || any;
+    any = test_controls() || any;
+    return any;
+}
+
+void protocol::idle() { sched_yield(); }
+
+std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                              communicator* comm, int context, bool synchronous) {
+    auto req = std::make_shared<send_request>();
+    auto op = std::make_shared<send_op>();
+    req->op = op;
+    if (dest == MPI_PROC_NULL) {
+        op->complete = true;
+        return req;
+    }
+    const int to = comm->ranks[static_cast<std::size_t>(dest)];
+    auto& number = next_number_[static_cast<std::size_t>(to)];
+    op->dest = to;
+    op->number = number++;
+    op->tag = data_tag(context, tag);
+    op->app_tag = tag;
+    op->buf = buf;
+    op->count = count;
+    op->type = type;
+    op->synchronous = synchronous;
+    op->to.resize(static_cast<std::size_t>(layout_.replicas()));
+    kills_.before_message(static_cast<long>(messages_sent + 1));
+    hash_or_corrupt(*op);
+    pending_[static_cast<std::size_t>(to)][op->number] = op;
+    auto& early = early_acks_[static_cast<std::size_t>(to)];
+    for (int k = 0; k < layout_.replicas(); ++k) {
+        send_op::copy& c = op->to[static_cast<std::size_t>(k)];
+        if (!layout_.alive(to, k)) {
+            c.s = send_op::state::not_needed;
+        } else if (layout_.responsible(rank_, k) == replica_) {
+            start_copy(op, k);
+        } else if (auto it = early.find({op->number, k}); it != early.end()) {
+            c.s = send_op::state::acked;
+            c.hash = it->second;
+            c.hash_known = true;
+            early.erase(it);
+            check_copy_hash(*op, k);
+        }
+    }
+    ++messages_sent;
+    kills_.after_message(static_cast<long>(messages_sent));
+    finish(*op);
+    return req;
+}
+
+std::shared_ptr<recv_request> protocol::irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                                              communicator* comm, int context) {
+    auto r = std::make_shared<recv_request>();
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->source = source;
+    r->tag = tag;
+    r->comm = comm;
+    r->context = context;
+    if (source == MPI_PROC_NULL) {
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        PMPI_Status_set_elements(&r->status, MPI_BYTE, 0);
+        r->complete = true;
+        return r;
+    }
+    if (auto in = match_unexpected(*r)) {
+        in->target = r;
+        r->matched = in;
+        if (in->s == inbound::state::complete) deliver(*in);
+        return r;
+    }
+    posted_.push_back(r);
+    return r;
+}
+
+bool protocol::cancel(recv_request& r) {
+    for (auto it = posted_.begin(); it != posted_.end(); ++it)
+        if (it->get() == &r) {
+            posted_.erase(it);
+            r.cancelled = true;
+            r.complete = true;
+            PMPI_Status_set_cancelled(&r.status, 1);
+            return true;
+        }
+    return false;
+}
+
+const inbound* protocol::probe(int source, int tag, communicator* comm, int context, MPI_Status* status) {
+    recv_request r;
+    r.source = source;
+    r.tag = tag;
+    r.comm = comm;
+    r.context = context;
+    for (const auto& in : unexpected_)
+        if (matches(r, *in)) {
+            if (status != MPI_STATUS_IGNORE) fill_status(*status, *in, comm);
+            return in.get();
+        }
+    return nullptr;
+}
+
+}  // namespace rampart::replica::detail

@@ -1,0 +1,229 @@
+#pragma once
+// The replication protocol of one process (the parallel protocol of
+// "Replication for send-deterministic MPI HPC applications", Lefray, Ropars
+// and Schiper, FTXS 2013, Algorithm 1, with its recovery done for any
+// number of replicas). Every MPI call of the program enters here on the
+// program's own thread; the protocol makes progress only inside those calls,
+// as MPI itself does.
+//
+// Messages travel on MPI_COMM_WORLD, which the program never sees. A data
+// message's MPI tag holds its context (which of the program's communicators,
+// point-to-point or collective) and the program's tag. Each ordered pair of
+// logical ranks is a stream whose messages are numbered by their order:
+// every replica of a sender sends the same messages in the same order
+// (send-determinism), so number n means the same message at every replica.
+// The number is not sent: MPI keeps the messages of one process to another
+// in order, so a receiver counts them.
+
+#include "fault_orders.hpp"
+#include "layout.hpp"
+#include "requests.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace rampart::replica::detail {
+
+struct communicator;
+
+/// Tags on MPI_COMM_WORLD: data below control_tag_base, then the controls.
+constexpr int app_tag_bits = 20;
+constexpr int max_app_tag = (1 << app_tag_bits) - 1;
+constexpr int max_contexts = 1 << 10;  // two per communicator: point-to-point, collectives
+constexpr int control_tag_base = max_contexts << app_tag_bits;
+enum control_tag : int {
+    ack_tag = control_tag_base,  // {number, hash}: "I received message `number` of your rank's stream to mine"
+    start_tag,                   // {number}: "my next message to you is number `number` of my rank's stream"
+    abort_tag,                   // {exit code}: the job ends
+    die_tag,                     // {}: outvoted (silent corruption): die as if crashed
+    done_tag,                    // {}: "my program has ended; I send nothing more"
+};
+inline int data_tag(int context, int tag) { return (context << app_tag_bits) | tag; }
+
+/// A message sent by this process: one per (destination rank, number).
+struct send_op {
+    int dest = 0;              // logical rank
+    std::uint64_t number = 0;  // in the stream from this rank to dest
+    int tag = 0;               // MPI tag on the world
+    int app_tag = 0;
+    const void* buf = nullptr;
+    int count = 0;
+    MPI_Datatype type = MPI_BYTE;
+    bool synchronous = false;
+    std::uint64_t hash = 0;       // of the bytes sent
+    std::vector<char> corrupted;  // a fault-injected copy, sent instead of buf
+    enum class state : char { awaiting_ack, acked, sending, sent, not_needed };
+    struct copy {
+        state s = state::awaiting_ack;
+        MPI_Request request = MPI_REQUEST_NULL;
+        std::uint64_t hash = 0;  // what that replica of dest received (acked), or ours (sent)
+        bool hash_known = false;
+    };
+    std::vector<copy> to;  // by replica of dest
+    bool complete = false;
+    int error = MPI_SUCCESS;
+};
+
+/// A message arriving at this process, from its number on.
+struct inbound {
+    int source = 0;          // logical rank
+    int source_process = 0;  // where it comes from now
+    std::uint64_t number = 0;
+    int tag = 0;  // MPI tag on the world
+    std::size_t bytes = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    enum class state : char { receiving, complete, hole } s = state::receiving;
+    std::shared_ptr<recv_request> target;  // matched receive, or none: into `buffer`
+    std::vector<char> buffer;
+    bool direct = false;  // the receive is into the target's memory
+};
+
+class protocol {
+public:
+    static protocol& get();
+    static bool initialized();
+
+    void init(int* argc, char*** argv, int required, int* provided);
+    void finalize();
+    /// Ends the whole job: every process exits with `code`; this one prints
+    /// `message` when `print` (so that one process prints it).
+    [[noreturn]] void abort_job(int code, const std::string& message, bool print);
+    void deliver(inbound& in);
+
+    const layout& where() const { return layout_; }
+    int rank() const { return rank_; }
+    int replica() const { return replica_; }
+    int process() const { return process_; }
+    bool finalized() const { return finalized_; }
+    communicator* world() const { return world_; }
+    communicator* self() const { return self_; }
+
+    /// Starts sending; the request completes when every live replica of the
+    /// destination has the message.
+    std::shared_ptr<send_request> isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                        communicator* comm, int context, bool synchronous);
+    std::shared_ptr<recv_request> irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                                        communicator* comm, int context);
+    /// A message that a receive could take now (Iprobe), or none.
+    const inbound* probe(int source, int tag, communicator* comm, int context, MPI_Status* status);
+    bool cancel(recv_request& r);
+
+    /// Moves everything along once; true if anything happened.
+    bool progress();
+    /// Progresses until `done()` holds.
+    template <class Done>
+    void wait_until(Done done) {
+        while (!done())
+            if (!progress()) idle();
+    }
+
+    // Counters, for the report.
+    std::uint64_t messages_sent = 0, acks_sent = 0, acks_received = 0, resent = 0, duplicates_dropped = 0,
+                  bits_flipped = 0, corruptions_detected = 0, replicas_lost = 0;
+
+private:
+    protocol() = default;
+    void idle();
+    void read_configuration();
+
+    bool lowest_live_process() const;
+    /// Outvoted: dies as a crash would (the others recover from it).
+    [[noreturn]] void die();
+
+    // sending.cpp
+    void hash_or_corrupt(send_op& op);
+    void start_copy(const std::shared_ptr<send_op>& op, int replica);
+    void apply_ack(int from_process, std::uint64_t number, std::uint64_t hash);
+    void check_copy_hash(send_op& op, int replica);
+    bool test_sends();
+    void finish(send_op& op);
+    void decide_corruption(send_op& op);
+    void take_over(int dead_replica);
+    void send_control(int process, int tag, std::uint64_t a, std::uint64_t b = 0);
+    bool test_controls();
+
+    // receiving.cpp
+    bool matches(const recv_request& r, const inbound& in) const;
+    void fill_status(MPI_Status& st, const inbound& in, const communicator* comm) const;
+    bool poll_world();
+    void on_message(MPI_Message msg, const MPI_Status& st);
+    void on_data(int from, MPI_Message msg, const MPI_Status& st);
+    void stash_control(int from, std::uint64_t number);
+    void replay_stash(int from);
+    void accept_data(int from, std::uint64_t number, MPI_Message* msg, int tag, std::size_t bytes,
+                     std::vector<char>* bytes_here);
+    void receive(const std::shared_ptr<inbound>& in, MPI_Message* msg, std::vector<char>* bytes_here);
+    bool test_inbound();
+    void lost_in_flight(const std::shared_ptr<inbound>& in, int rc);
+    void received(inbound& in);
+    std::shared_ptr<recv_request> match_posted(int source, int tag);
+    std::shared_ptr<inbound> match_unexpected(const recv_request& r);
+
+    // failures.cpp
+    bool check_failures(int rc);
+    void on_death(int process);
+    void switch_source(int rank);
+    void settle_receives_from(int process);
+    bool rank_ended(int rank) const;
+    [[noreturn]] void lost_every_replica(int rank);
+
+    layout layout_;
+    int process_ = 0, rank_ = 0, replica_ = 0;
+    communicator* world_ = nullptr;
+    communicator* self_ = nullptr;
+
+    // Sending: per destination rank, the next number and the messages whose
+    // copies are not all confirmed; acks that came before our own send.
+    std::vector<std::uint64_t> next_number_;
+    std::vector<std::map<std::uint64_t, std::shared_ptr<send_op>>> pending_;
+    std::vector<std::map<std::pair<std::uint64_t, int>, std::uint64_t>>
+        early_acks_;                               // dest -> (number, replica) -> hash
+    std::list<std::shared_ptr<send_op>> sending_;  // with a copy in flight
+    struct control_send {
+        MPI_Request request = MPI_REQUEST_NULL;
+        std::uint64_t words[2] = {0, 0};
+    };
+    std::list<control_send> controls_;
+    // Per process this one sends copies to: whether the receiver knows the
+    // number of the next copy, and that number.
+    std::vector<std::uint64_t> channel_next_;
+    std::vector<char> channel_numbered_;
+
+    // Receiving: per source rank, where its messages come from now and the
+    // number of the next new one; per process, the number of its next
+    // message to this one (known when it is the source of its rank's stream
+    // here, or said by a start control), and what it sent before it was.
+    std::vector<int> source_process_;
+    std::vector<std::uint64_t> next_expected_;
+    std::vector<std::map<std::uint64_t, std::shared_ptr<inbound>>> holes_;
+    std::vector<std::uint64_t> next_from_;
+    std::vector<char> numbered_;
+    struct stashed {
+        bool is_start = false;
+        std::uint64_t start = 0;
+        int tag = 0;
+        std::vector<char> bytes;
+    };
+    std::vector<std::deque<stashed>> stash_;
+    std::list<std::shared_ptr<inbound>> receiving_;    // an MPI receive in flight
+    std::list<std::shared_ptr<inbound>> unexpected_;   // not matched, in arrival order
+    std::list<std::shared_ptr<recv_request>> posted_;  // not matched, in posting order
+
+    fault_orders kills_;
+    // Silent corruption injection (RAMPART_FLIP_BITS, RAMPART_SEED).
+    double flip_rate_ = 0.0;
+    std::mt19937_64 flip_random_;
+    std::vector<char> done_from_;  // per process: it said its program ended
+    bool any_death_ = false;
+    bool finalized_ = false;
+};
+
+}  // namespace rampart::replica::detail

@@ -1,0 +1,289 @@
+// Receiving: every message is taken from MPI by a matched probe, so that
+// the protocol decides what it is (a control, a duplicate, a message from
+// a process that is not yet this rank's source) before any buffer is given
+// for it. Data are then matched to the program's receives by MPI's own
+// rules: posted receives in posting order, unexpected messages in order of
+// arrival.
+
+#include "protocol.hpp"
+
+#include "communicators.hpp"
+#include "datatypes.hpp"
+#include "report.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace rampart::replica::detail {
+
+namespace {
+constexpr int probes_per_poll = 64;
+int app_tag_of(int tag) { return tag & max_app_tag; }
+int context_of(int tag) { return tag >> app_tag_bits; }
+}  // namespace
+
+bool protocol::matches(const recv_request& r, const inbound& in) const {
+    if (context_of(in.tag) != r.context) return false;
+    if (r.tag != MPI_ANY_TAG && r.tag != app_tag_of(in.tag)) return false;
+    if (r.source == MPI_ANY_SOURCE) return r.comm->rank_of(in.source) >= 0;
+    return r.comm->ranks[static_cast<std::size_t>(r.source)] == in.source;
+}
+
+void protocol::fill_status(MPI_Status& st, const inbound& in, const communicator* comm) const {
+    st.MPI_SOURCE = comm->rank_of(in.source);
+    st.MPI_TAG = app_tag_of(in.tag);
+    st.MPI_ERROR = MPI_SUCCESS;
+    PMPI_Status_set_elements_x(&st, MPI_BYTE, static_cast<MPI_Count>(in.bytes));
+    PMPI_Status_set_cancelled(&st, 0);
+}
+
+bool protocol::poll_world() {
+    bool any = false;
+    for (int i = 0; i < probes_per_poll; ++i) {
+        int flag = 0;
+        MPI_Message msg = MPI_MESSAGE_NULL;
+        MPI_Status st;
+        const int rc = PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st);
+        if (rc != MPI_SUCCESS) {
+            any = check_failures(rc) || any;
+            continue;
+        }
+        if (!flag) break;
+        any = true;
+        on_message(msg, st);
+    }
+    return any;
+}
+
+void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
+    const int from = st.MPI_SOURCE;
+    if (st.MPI_TAG < control_tag_base) return on_data(from, msg, st);
+    std::uint64_t words[2] = {0, 0};
+    int count = 0;
+    PMPI_Get_count(&st, MPI_UINT64_T, &count);
+    if (count != 2) {
+        std::vector<char> junk(1 << 16);
+        PMPI_Mrecv(junk.data(), static_cast<int>(junk.size()), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        abort_job(3, "malformed control message from process " + std::to_string(from), true);
+    }
+    PMPI_Mrecv(words, 2, MPI_UINT64_T, &msg, MPI_STATUS_IGNORE);
+    switch (st.MPI_TAG) {
+        case ack_tag:
+            return apply_ack(from, words[0], words[1]);
+        case start_tag: {
+            const int rank = layout_.rank_of(from);
+            if (rank >= 0 && source_process_[static_cast<std::size_t>(rank)] != from)
+                return stash_control(from, words[0]);
+            next_from_[static_cast<std::size_t>(from)] = words[0];
+            numbered_[static_cast<std::size_t>(from)] = 1;
+            return;
+        }
+        case abort_tag:
+            report_end(*this, "stopped");
+            std::fflush(nullptr);
+            ::_exit(static_cast<int>(words[0]));
+        case die_tag:
+            die();
+        case done_tag:
+            done_from_[static_cast<std::size_t>(from)] = 1;
+            return;
+        default:
+            abort_job(3, "unknown control message (tag " + std::to_string(st.MPI_TAG) + ")", true);
+    }
+}
+
+void protocol::on_data(int from, MPI_Message msg, const MPI_Status& st) {
+    const int rank = layout_.rank_of(from);
+    int bytes = 0;
+    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+    if (rank < 0) abort_job(3, "a data message from spare process " + std::to_string(from), true);
+    if (source_process_[static_cast<std::size_t>(rank)] != from) {
+        // Sent for a replica that this process does not yet know is dead:
+        // kept, in order, until it does.
+        stashed& s = stash_[static_cast<std::size_t>(from)].emplace_back();
+        s.tag = st.MPI_TAG;
+        s.bytes.resize(static_cast<std::size_t>(bytes));
+        PMPI_Mrecv(s.bytes.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        return;
+    }
+    if (!numbered_[static_cast<std::size_t>(from)])
+        abort_job(3, "a message from process " + std::to_string(from) + " before its start", true);
+    const std::uint64_t number = next_from_[static_cast<std::size_t>(from)]++;
+    accept_data(from, number, &msg, st.MPI_TAG, static_cast<std::size_t>(bytes), nullptr);
+}
+
+void protocol::stash_control(int from, std::uint64_t number) {
+    stashed& s = stash_[static_cast<std::size_t>(from)].emplace_back();
+    s.is_start = true;
+    s.start = number;
+}
+
+// Process `from` became the source of its rank's messages here: what it
+// sent before, in order.
+void protocol::replay_stash(int from) {
+    auto& queue = stash_[static_cast<std::size_t>(from)];
+    while (!queue.empty()) {
+        stashed s = std::move(queue.front());
+        queue.pop_front();
+        if (s.is_start) {
+            next_from_[static_cast<std::size_t>(from)] = s.start;
+            numbered_[static_cast<std::size_t>(from)] = 1;
+            continue;
+        }
+        if (!numbered_[static_cast<std::size_t>(from)])
+            abort_job(3, "a message from process " + std::to_string(from) + " before its start", true);
+        const std::uint64_t number = next_from_[static_cast<std::size_t>(from)]++;
+        accept_data(from, number, nullptr, s.tag, s.bytes.size(), &s.bytes);
+    }
+}
+
+// Message `number` of the stream from `from`'s rank: new, a duplicate of
+// one received already, or one whose first copy was lost with its sender.
+// Either `msg` is still to be received, or `bytes_here` holds it.
+void protocol::accept_data(int from, std::uint64_t number, MPI_Message* msg, int tag, std::size_t bytes,
+                           std::vector<char>* bytes_here) {
+    const int rank = layout_.rank_of(from);
+    auto& holes = holes_[static_cast<std::size_t>(rank)];
+    std::uint64_t& expected = next_expected_[static_cast<std::size_t>(rank)];
+    std::shared_ptr<inbound> in;
+    if (auto h = holes.find(number); h != holes.end()) {
+        in = h->second;
+        holes.erase(h);
+    } else if (number < expected) {
+        ++duplicates_dropped;
+        if (msg) {
+            std::vector<char> junk(bytes);
+            PMPI_Mrecv(junk.data(), static_cast<int>(bytes), MPI_BYTE, msg, MPI_STATUS_IGNORE);
+        }
+        return;
+    } else if (number > expected) {
+        abort_job(3,
+                  "message " + std::to_string(number) + " from rank " + std::to_string(rank) + " came before message " +
+                      std::to_string(expected),
+                  true);
+    } else {
+        ++expected;
+        in = std::make_shared<inbound>();
+        in->source = rank;
+        in->number = number;
+        in->tag = tag;
+        in->bytes = bytes;
+        if (auto r = match_posted(rank, tag)) {
+            in->target = r;
+            r->matched = in;
+        } else {
+            unexpected_.push_back(in);
+        }
+    }
+    in->source_process = from;
+    in->s = inbound::state::receiving;
+    receive(in, msg, bytes_here);
+    if (in->s == inbound::state::receiving) receiving_.push_back(in);
+}
+
+// Into the matched receive's own memory when it fits, else into a buffer.
+void protocol::receive(const std::shared_ptr<inbound>& shared, MPI_Message* msg, std::vector<char>* bytes_here) {
+    inbound& in = *shared;
+    const recv_request* t = in.target.get();
+    in.direct = t && data_bytes(t->count, t->type) >= in.bytes;
+    if (bytes_here) {
+        if (in.direct)
+            unpack(*bytes_here, in.bytes, t->buf, t->count, t->type);
+        else
+            in.buffer = std::move(*bytes_here);
+        received(in);
+        return;
+    }
+    int rc;
+    if (in.direct) {
+        rc = PMPI_Imrecv(t->buf, t->count, t->type, msg, &in.request);
+    } else {
+        in.buffer.resize(in.bytes);
+        rc = PMPI_Imrecv(in.buffer.data(), static_cast<int>(in.bytes), MPI_BYTE, msg, &in.request);
+    }
+    if (rc != MPI_SUCCESS) lost_in_flight(shared, rc);
+}
+
+bool protocol::test_inbound() {
+    bool any = false;
+    for (auto it = receiving_.begin(); it != receiving_.end();) {
+        inbound& in = **it;
+        int flag = 0;
+        const int rc =
+            in.s == inbound::state::receiving ? PMPI_Test(&in.request, &flag, MPI_STATUS_IGNORE) : MPI_SUCCESS;
+        if (in.s == inbound::state::receiving && rc == MPI_SUCCESS && !flag) {
+            ++it;
+            continue;
+        }
+        any = true;
+        std::shared_ptr<inbound> keep = *it;
+        it = receiving_.erase(it);
+        if (keep->s != inbound::state::receiving) continue;  // settled meanwhile
+        if (rc != MPI_SUCCESS)
+            lost_in_flight(keep, rc);
+        else
+            received(*keep);
+    }
+    return any;
+}
+
+// Its sender died while it travelled: the rank's next source sends it again.
+void protocol::lost_in_flight(const std::shared_ptr<inbound>& in, int rc) {
+    in->request = MPI_REQUEST_NULL;
+    if (!layout_.dead(in->source_process)) check_failures(rc);
+    if (!layout_.dead(in->source_process))
+        abort_job(3, "receiving from process " + std::to_string(in->source_process) + " failed", true);
+    in->s = inbound::state::hole;
+    holes_[static_cast<std::size_t>(in->source)][in->number] = in;
+}
+
+void protocol::received(inbound& in) {
+    in.request = MPI_REQUEST_NULL;
+    in.s = inbound::state::complete;
+    const std::uint64_t hash = in.direct ? hash_data(in.target->buf, in.target->count, in.target->type, in.bytes)
+                                         : hash_bytes(in.buffer.data(), in.bytes);
+    for (int l = 0; l < layout_.replicas(); ++l) {
+        const int p = layout_.process(in.source, l);
+        if (p != in.source_process && !layout_.dead(p)) send_control(p, ack_tag, in.number, hash);
+    }
+    if (in.target) deliver(in);
+}
+
+void protocol::deliver(inbound& in) {
+    recv_request& r = *in.target;
+    const std::size_t capacity = data_bytes(r.count, r.type);
+    if (!in.direct) unpack(in.buffer, std::min(capacity, in.bytes), r.buf, r.count, r.type);
+    fill_status(r.status, in, r.comm);
+    if (in.bytes > capacity) r.status.MPI_ERROR = MPI_ERR_TRUNCATE;
+    in.buffer = {};
+    r.matched = nullptr;
+    r.complete = true;
+}
+
+std::shared_ptr<recv_request> protocol::match_posted(int source, int tag) {
+    inbound probe;
+    probe.source = source;
+    probe.tag = tag;
+    for (auto it = posted_.begin(); it != posted_.end(); ++it)
+        if (matches(**it, probe)) {
+            std::shared_ptr<recv_request> r = *it;
+            posted_.erase(it);
+            return r;
+        }
+    return nullptr;
+}
+
+std::shared_ptr<inbound> protocol::match_unexpected(const recv_request& r) {
+    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it)
+        if (matches(r, **it)) {
+            std::shared_ptr<inbound> in = *it;
+            unexpected_.erase(it);
+            return in;
+        }
+    return nullptr;
+}
+
+}  // namespace rampart::replica::detail

@@ -1,0 +1,71 @@
+#include "report.hpp"
+
+#include "protocol.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
+namespace rampart::replica::detail {
+
+namespace {
+std::int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+nlohmann::ordered_json& state() {
+    static auto* j = new nlohmann::ordered_json();
+    return *j;
+}
+
+void write(const protocol& p) {
+    const char* prefix = std::getenv("RAMPART_REPORT");
+    if (!prefix || !*prefix) return;
+    const std::string path = std::string(prefix) + ".replica." + std::to_string(p.process()) + ".json";
+    std::ofstream(path + ".tmp") << state().dump() << "\n";
+    std::rename((path + ".tmp").c_str(), path.c_str());
+}
+}  // namespace
+
+void report_start(const protocol& p) {
+    auto& j = state();
+    j["process"] = p.process();
+    j["rank"] = p.rank();
+    j["replica"] = p.replica();
+    j["ranks"] = p.where().ranks();
+    j["replicas"] = p.where().replicas();
+    j["started_us"] = now_us();
+    j["ended"] = nullptr;
+    write(p);
+}
+
+void report_end(const protocol& p, const std::string& ended) {
+    auto& j = state();
+    j["ended"] = ended;
+    j["ended_us"] = now_us();
+    j["messages_sent"] = p.messages_sent;
+    j["acks_sent"] = p.acks_sent;
+    j["acks_received"] = p.acks_received;
+    j["messages_resent"] = p.resent;
+    j["duplicates_dropped"] = p.duplicates_dropped;
+    j["bits_flipped"] = p.bits_flipped;
+    j["corruptions_detected"] = p.corruptions_detected;
+    j["deaths_seen"] = p.replicas_lost;
+    write(p);
+}
+
+void report_corruption(const protocol& p, const send_op& op, int replica) {
+    auto& j = state();
+    j["corruptions"].push_back({{"rank", p.rank()},
+                                {"peer", op.dest},
+                                {"tag", op.app_tag},
+                                {"message", op.number},
+                                {"replica", replica},
+                                {"at_us", now_us()}});
+    report_end(p, j["ended"].is_null() ? "running" : j["ended"].get<std::string>());
+}
+
+}  // namespace rampart::replica::detail

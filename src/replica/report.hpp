@@ -1,0 +1,18 @@
+#pragma once
+// What each process of a replicated job did, for rampart-run: one JSON file
+// per process (RAMPART_REPORT prefix), written at the start and at the end.
+
+#include <string>
+
+namespace rampart::replica::detail {
+
+class protocol;
+struct send_op;
+
+void report_start(const protocol& p);
+/// `ended`: "normal", "failed" (this process ended the job) or "stopped".
+void report_end(const protocol& p, const std::string& ended);
+/// A difference between replicas' copies; `replica` -1: outvoted copies.
+void report_corruption(const protocol& p, const send_op& op, int replica);
+
+}  // namespace rampart::replica::detail

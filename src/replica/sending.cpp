@@ -1,0 +1,229 @@
+// Sending: the copies of a message, the acknowledgements that confirm the
+// copies other replicas sent, the comparison of what each replica sent, and
+// taking over the sending of a dead replica of this rank.
+
+#include "protocol.hpp"
+
+#include "datatypes.hpp"
+#include "report.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+namespace rampart::replica::detail {
+
+void protocol::hash_or_corrupt(send_op& op) {
+    const std::size_t bytes = data_bytes(op.count, op.type);
+    // One replica's outgoing copies are corrupted on purpose: a bit flipped
+    // in a copy of the payload, which is what that replica then believes
+    // it sent.
+    const bool flip = flip_rate_ > 0.0 && replica_ == 0 && bytes > 0 &&
+                      std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
+    if (!flip) {
+        op.hash = hash_data(op.buf, op.count, op.type, bytes);
+        return;
+    }
+    op.corrupted = pack(op.buf, op.count, op.type);
+    const std::uint64_t bit =
+        std::uniform_int_distribution<std::uint64_t>(0, op.corrupted.size() * 8 - 1)(flip_random_);
+    op.corrupted[bit / 8] = static_cast<char>(op.corrupted[bit / 8] ^ (1 << (bit % 8)));
+    op.hash = hash_bytes(op.corrupted.data(), op.corrupted.size());
+    ++bits_flipped;
+}
+
+// Sends this process's copy of `op` to replica k of its destination. The
+// copies on one channel carry consecutive numbers unless a start control
+// says where they resume (after a take-over, or after copies that replica
+// already has).
+void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
+    const int p = layout_.process(op->dest, k);
+    const auto pi = static_cast<std::size_t>(p);
+    if (!channel_numbered_[pi] || channel_next_[pi] != op->number) send_control(p, start_tag, op->number);
+    channel_numbered_[pi] = 1;
+    channel_next_[pi] = op->number + 1;
+    send_op::copy& c = op->to[static_cast<std::size_t>(k)];
+    const bool corrupted = !op->corrupted.empty();
+    const void* data = corrupted ? op->corrupted.data() : op->buf;
+    const int count = corrupted ? static_cast<int>(op->corrupted.size()) : op->count;
+    const MPI_Datatype type = corrupted ? MPI_BYTE : op->type;
+    const int rc =
+        (op->synchronous ? PMPI_Issend : PMPI_Isend)(data, count, type, p, op->tag, MPI_COMM_WORLD, &c.request);
+    c.s = send_op::state::sending;
+    c.hash = op->hash;
+    c.hash_known = true;
+    if (rc != MPI_SUCCESS) {
+        c.request = MPI_REQUEST_NULL;
+        check_failures(rc);
+        c.s = layout_.dead(p) ? send_op::state::not_needed : send_op::state::sent;
+        if (!layout_.dead(p)) op->error = rc;
+        return;
+    }
+    sending_.push_back(op);
+}
+
+bool protocol::test_sends() {
+    bool any = false;
+    for (auto it = sending_.begin(); it != sending_.end();) {
+        send_op& op = **it;
+        bool in_flight = false;
+        for (std::size_t k = 0; k < op.to.size(); ++k) {
+            send_op::copy& c = op.to[k];
+            if (c.request == MPI_REQUEST_NULL) continue;
+            int flag = 0;
+            const int rc = PMPI_Test(&c.request, &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) {
+                c.request = MPI_REQUEST_NULL;
+                check_failures(rc);
+                if (!layout_.dead(layout_.process(op.dest, static_cast<int>(k)))) op.error = rc;
+            } else if (!flag) {
+                in_flight = true;
+                continue;
+            }
+            any = true;
+            if (c.s == send_op::state::sending) c.s = send_op::state::sent;
+        }
+        if (in_flight) {
+            ++it;
+            continue;
+        }
+        std::shared_ptr<send_op> keep = *it;
+        it = sending_.erase(it);
+        finish(*keep);
+    }
+    return any;
+}
+
+// An acknowledgement from a replica of one of this rank's destinations: it
+// has message `number` of this rank's stream, with that hash.
+void protocol::apply_ack(int from, std::uint64_t number, std::uint64_t hash) {
+    ++acks_received;
+    const int j = layout_.rank_of(from), k = layout_.replica_of(from);
+    if (j < 0) return;
+    auto& pending = pending_[static_cast<std::size_t>(j)];
+    auto it = pending.find(number);
+    if (it == pending.end()) {
+        // Ahead of this replica: kept until it sends the message itself.
+        if (number >= next_number_[static_cast<std::size_t>(j)])
+            early_acks_[static_cast<std::size_t>(j)][{number, k}] = hash;
+        return;
+    }
+    std::shared_ptr<send_op> op = it->second;
+    send_op::copy& c = op->to[static_cast<std::size_t>(k)];
+    if (c.s == send_op::state::awaiting_ack) c.s = send_op::state::acked;
+    if (c.s != send_op::state::sending && c.s != send_op::state::sent) {
+        c.hash = hash;
+        c.hash_known = true;
+    }
+    check_copy_hash(*op, k);
+    finish(*op);
+}
+
+// With two replicas a difference cannot be outvoted: the job stops.
+void protocol::check_copy_hash(send_op& op, int k) {
+    const send_op::copy& c = op.to[static_cast<std::size_t>(k)];
+    if (!c.hash_known || c.hash == op.hash || layout_.replicas() >= 3) return;
+    ++corruptions_detected;
+    report_corruption(*this, op, k);
+    abort_job(4,
+              "silent data corruption detected: message " + std::to_string(op.number) + " from rank " +
+                  std::to_string(rank_) + " to rank " + std::to_string(op.dest) + " (tag " +
+                  std::to_string(op.app_tag) + ") differs between replica " + std::to_string(replica_) +
+                  " and replica " + std::to_string(k) + " of the sender",
+              layout_.live_position(rank_, replica_) == 0);
+}
+
+void protocol::finish(send_op& op) {
+    if (op.complete) return;
+    for (const send_op::copy& c : op.to)
+        if (c.s == send_op::state::awaiting_ack || c.s == send_op::state::sending) return;
+    op.complete = true;
+    if (layout_.replicas() >= 3) decide_corruption(op);
+    pending_[static_cast<std::size_t>(op.dest)].erase(op.number);
+}
+
+// Three or more replicas: every copy's hash is known once the message is
+// confirmed. A copy outvoted by the others came from a corrupted sender and
+// corrupted its receiver: both die, and are recovered from as crashes.
+void protocol::decide_corruption(send_op& op) {
+    std::map<std::uint64_t, int> votes;
+    int known = 0;
+    for (const send_op::copy& c : op.to)
+        if (c.hash_known && c.s != send_op::state::not_needed) {
+            ++votes[c.hash];
+            ++known;
+        }
+    if (votes.size() <= 1) return;
+    ++corruptions_detected;
+    const auto best =
+        std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (2 * best->second <= known)
+        abort_job(4,
+                  "silent data corruption detected and not correctable (no majority): message " +
+                      std::to_string(op.number) + " from rank " + std::to_string(rank_) + " to rank " +
+                      std::to_string(op.dest),
+                  layout_.live_position(rank_, replica_) == 0);
+    bool self = false;
+    for (std::size_t k = 0; k < op.to.size(); ++k) {
+        const send_op::copy& c = op.to[k];
+        if (!c.hash_known || c.s == send_op::state::not_needed || c.hash == best->first) continue;
+        const int sender = layout_.responsible(rank_, static_cast<int>(k));
+        send_control(layout_.process(op.dest, static_cast<int>(k)), die_tag, 0);
+        if (sender == replica_)
+            self = true;
+        else if (sender >= 0)
+            send_control(layout_.process(rank_, sender), die_tag, 0);
+    }
+    report_corruption(*this, op, -1);
+    if (self) die();
+}
+
+void protocol::die() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    while (!controls_.empty() && std::chrono::steady_clock::now() < deadline) test_controls();
+    raise(SIGKILL);
+}
+
+// Replica k of this rank died and this process sends for it now: every
+// message it may not have delivered goes to its receivers again (they drop
+// what they have).
+void protocol::take_over(int k) {
+    for (int j = 0; j < layout_.ranks(); ++j) {
+        if (!layout_.alive(j, k)) continue;
+        // A copy (k's start) goes out below for each: copy the list first.
+        std::vector<std::shared_ptr<send_op>> ops;
+        for (auto& [number, op] : pending_[static_cast<std::size_t>(j)])
+            if (op->to[static_cast<std::size_t>(k)].s == send_op::state::awaiting_ack) ops.push_back(op);
+        for (auto& op : ops) {
+            start_copy(op, k);
+            ++resent;
+        }
+    }
+}
+
+void protocol::send_control(int process, int tag, std::uint64_t a, std::uint64_t b) {
+    control_send& c = controls_.emplace_back();
+    c.words[0] = a;
+    c.words[1] = b;
+    if (PMPI_Isend(c.words, 2, MPI_UINT64_T, process, tag, MPI_COMM_WORLD, &c.request) != MPI_SUCCESS)
+        controls_.pop_back();  // a dead peer: nothing to tell it
+    if (tag == ack_tag) ++acks_sent;
+}
+
+bool protocol::test_controls() {
+    bool any = false;
+    for (auto it = controls_.begin(); it != controls_.end();) {
+        int flag = 0;
+        if (PMPI_Test(&it->request, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
+            ++it;
+            continue;
+        }
+        it = controls_.erase(it);
+        any = true;
+    }
+    return any;
+}
+
+}  // namespace rampart::replica::detail
