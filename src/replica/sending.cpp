@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 
 namespace rampart::replica::detail {
@@ -184,6 +185,7 @@ void protocol::die() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     while (!controls_.empty() && std::chrono::steady_clock::now() < deadline) test_controls();
     raise(SIGKILL);
+    std::abort();
 }
 
 // Replica k of this rank died and this process sends for it now: every

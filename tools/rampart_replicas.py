@@ -1,0 +1,213 @@
+"""Process replication under rampart-run (--replicas R): an unmodified MPI
+program runs as R replicas of each of its N ranks, N x R processes in all,
+with librampart_replica.so preloaded. rampart-run imports this module.
+
+Placement: replica k of rank i is process k*N + i of the job. With mpiexec's
+default by-slot mapping the first N processes fill the first node(s), the
+next N the following ones, so the replicas of a rank land on different
+nodes when each node holds at most N processes (under Slurm: allocate R
+times the nodes one copy of the program needs, and start rampart-run inside
+the allocation).
+
+What the program prints appears once per logical rank: the processes'
+output is tagged by mpiexec, and each line of a rank is printed once, as
+the majority of its replicas printed it (the first replica that printed it
+when they are fewer than three).
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+KILL = re.compile(r"^(\d+)\.(\d+)@(start|\d+(\.\d+)?s|send\d+|after\d+)$")
+TAGGED = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>: ?(.*)$")
+
+
+def add_arguments(p):
+    g = p.add_argument_group("process replication", """\
+  rampart-run -n 4 --replicas 2 [--flip-bits RATE --seed S] -- ./mpi_program args
+runs an unmodified MPI program with every rank replicated (docs/replica.md).
+--kill then takes RANK.REPLICA@WHEN, WHEN one of start, 1.5s, sendN (as it
+starts its N-th message) or afterN (just after its N-th message left).""")
+    g.add_argument("--replicas", type=int, default=0, metavar="R",
+                   help="run R replicas of every rank (RAMPART_REPLICAS); the program needs no change")
+    g.add_argument("--flip-bits", type=float, default=0.0, metavar="RATE",
+                   help="with --replicas: flip one random bit in this share of the outgoing messages of replica 0 "
+                        "(RAMPART_FLIP_BITS), seeded by --seed")
+    g.add_argument("--replica-lib", metavar="PATH",
+                   help="librampart_replica.so (default: RAMPART_REPLICA_LIB, else build/src/replica/ of this "
+                        "checkout, else ../lib next to this tool)")
+
+
+def check_arguments(p, a):
+    if not a.replicas:
+        if a.flip_bits:
+            p.error("--flip-bits needs --replicas")
+        return
+    if a.replicas < 1:
+        p.error("--replicas must be at least 1")
+    if a.spares or a.threads or a.detect_hangs or a.hang or a.error_rate or a.campaign:
+        p.error("--replicas runs a plain MPI program: --spares, --threads, --detect-hangs, --hang, --error-rate "
+                "and --campaign are for rampart programs")
+    if not 0.0 <= a.flip_bits <= 1.0:
+        p.error(f"--flip-bits {a.flip_bits}: expected a probability in [0, 1]")
+    for k in a.kill:
+        m = KILL.match(k)
+        if not m:
+            p.error(f"--kill {k}: with --replicas, expected RANK.REPLICA@start|SECONDSs|sendN|afterN, e.g. 1.0@send40")
+        if int(m.group(1)) >= a.n or int(m.group(2)) >= a.replicas:
+            p.error(f"--kill {k}: no replica {m.group(2)} of rank {m.group(1)} among {a.n} ranks x {a.replicas}")
+    if not find_library(a.replica_lib):
+        p.error("librampart_replica.so not found: build the project first, or give --replica-lib")
+
+
+def find_library(explicit):
+    here = Path(__file__).resolve().parent
+    for c in (explicit, os.environ.get("RAMPART_REPLICA_LIB"),
+              here.parent / "build" / "src" / "replica" / "librampart_replica.so",
+              here.parent / "lib" / "librampart_replica.so"):
+        if c and Path(c).is_file():
+            return str(Path(c).resolve())
+    return None
+
+
+def merge_output(text, ranks):
+    """The tagged output of all processes, each rank's lines once: line L of
+    rank i as the majority of the replicas that printed an L-th line printed
+    it, in the order the lines first came. Untagged lines (the launcher's)
+    pass as they are. Returns (stdout, stderr)."""
+    lines = {}  # (rank, stream) -> {replica: [lines]}
+    order = []  # (rank, stream, index) in order of first arrival, or an untagged line
+    emitted = set()
+    for raw in text.splitlines():
+        m = TAGGED.match(raw)
+        if not m:
+            order.append(raw)
+            continue
+        process, stream, line = int(m.group(1)), m.group(2), m.group(3)
+        rank, replica = process % ranks, process // ranks
+        mine = lines.setdefault((rank, stream), {}).setdefault(replica, [])
+        mine.append(line)
+        key = (rank, stream, len(mine) - 1)
+        if key not in emitted:
+            emitted.add(key)
+            order.append(key)
+    out, err = [], []
+    for o in order:
+        if not isinstance(o, tuple):
+            err.append(o)
+            continue
+        rank, stream, index = o
+        versions = [ls[index] for ls in lines[(rank, stream)].values() if len(ls) > index]
+        best = Counter(versions).most_common(1)[0][0] if len(versions) >= 3 else versions[0]
+        (out if stream == "stdout" else err).append(best)
+    return "".join(l + "\n" for l in out), "".join(l + "\n" for l in err)
+
+
+def launch(a, prog, mpiexec, execute=None):
+    """Runs the replicated job once; returns (report, seconds)."""
+    env = dict(os.environ)
+    reports = tempfile.mkdtemp(prefix="rampart-run-")
+    env["RAMPART_REPORT"] = os.path.join(reports, "rank")
+    env["RAMPART_REPLICAS"] = str(a.replicas)
+    env["LD_PRELOAD"] = find_library(a.replica_lib)
+    if a.kill:
+        env["RAMPART_KILL"] = ",".join(a.kill)
+    if a.flip_bits:
+        env["RAMPART_FLIP_BITS"] = repr(a.flip_bits)
+        env["RAMPART_SEED"] = str(a.seed)
+    if os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag"]
+    for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "LD_PRELOAD", "RAMPART_KILL", "RAMPART_FLIP_BITS",
+                 "RAMPART_SEED"):
+        if name in env:
+            cmd += ["-x", name]
+    cmd += ["-n", str(a.n * a.replicas)] + prog
+    start = time.monotonic()
+    run = execute(cmd, env) if execute else subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                                                            stderr=subprocess.PIPE, text=True)
+    seconds = time.monotonic() - start
+    out, err = merge_output((run.stdout or "") + (run.stderr or ""), a.n)
+    if not execute:
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+    report = summarize(a, reports, run.returncode, seconds)
+    report["output"] = out
+    for f in glob.glob(os.path.join(reports, "*")):
+        os.remove(f)
+    os.rmdir(reports)
+    return report, seconds
+
+
+def read_reports(reports):
+    processes, kills = {}, []
+    for f in glob.glob(os.path.join(reports, "rank.replica.*.json")):
+        try:
+            r = json.loads(Path(f).read_text())
+            processes[r["process"]] = r
+        except (OSError, ValueError, KeyError):
+            pass
+    for f in glob.glob(os.path.join(reports, "rank.replica.kill.*")):
+        try:
+            kills.append(json.loads(Path(f).read_text()))
+        except (OSError, ValueError):
+            pass
+    return processes, kills
+
+
+def summarize(a, reports, mpiexec_code, seconds):
+    """The report: how the job ended, per rank whether a replica ran the
+    program to its end, the processes killed on purpose, the protocol's
+    counters summed over the processes."""
+    processes, kills = read_reports(reports)
+    n = a.n
+    finished = sorted({p["rank"] for p in processes.values() if p.get("ended") == "normal"})
+    unfinished = [r for r in range(n) if r not in finished]
+    code = mpiexec_code if mpiexec_code > 0 else 128 - mpiexec_code if mpiexec_code < 0 else 0
+    if code == 0 and unfinished:
+        code = 1
+    total = lambda key: sum(p.get(key, 0) for p in processes.values())
+    corruptions = [c for p in processes.values() for c in p.get("corruptions", [])]
+    return {
+        "ranks": n,
+        "replicas": a.replicas,
+        "exit_code": code,
+        "mpiexec_exit_code": mpiexec_code,
+        "ended": "completed" if code == 0 else "failed",
+        "ranks_unfinished": unfinished,
+        "seconds": round(seconds, 3),
+        "processes_killed": sorted(k["process"] for k in kills),
+        "killed_us": sorted(k["killed_us"] for k in kills),
+        "ended_us": max((p.get("ended_us", 0) for p in processes.values()), default=0),
+        "messages_sent": total("messages_sent"),
+        "acks_sent": total("acks_sent"),
+        "messages_resent": total("messages_resent"),
+        "duplicates_dropped": total("duplicates_dropped"),
+        "bits_flipped": total("bits_flipped"),
+        "corruptions_detected": total("corruptions_detected"),
+        "corruptions": corruptions,
+    }
+
+
+def print_report(a, report):
+    lines = [f"rampart-run: {a.n} ranks x {a.replicas} replicas, exit code {report['exit_code']}, "
+             f"{report['seconds']:.2f} s",
+             f"  processes killed: {', '.join(map(str, report['processes_killed'])) or 'none'}; "
+             f"messages sent: {report['messages_sent']}, re-sent: {report['messages_resent']}, "
+             f"duplicates dropped: {report['duplicates_dropped']}, acknowledgements: {report['acks_sent']}"]
+    if a.flip_bits:
+        lines.append(f"  bits flipped: {report['bits_flipped']}, corruptions detected: "
+                     f"{report['corruptions_detected']}")
+    if report["ranks_unfinished"]:
+        lines.append(f"rampart-run: rank(s) {', '.join(map(str, report['ranks_unfinished']))} did not run the program "
+                     f"to its end on any replica (mpiexec's exit code {report['mpiexec_exit_code']})")
+    print("\n".join(lines), file=sys.stderr)
+    if a.json:
+        print(json.dumps({k: v for k, v in report.items() if k != "output"}))
