@@ -7,8 +7,8 @@
 
 #include "result.hpp"
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -89,7 +89,8 @@ void multiply(const sparse_rows& a, const distribution& d, const std::vector<dou
     for (int i = 0; i < d.rows; ++i) {
         double s = 0.0;
         for (int k = a.start[static_cast<std::size_t>(i)]; k < a.start[static_cast<std::size_t>(i + 1)]; ++k)
-            s += a.value[static_cast<std::size_t>(k)] * whole[static_cast<std::size_t>(a.column[static_cast<std::size_t>(k)])];
+            s += a.value[static_cast<std::size_t>(k)] *
+                 whole[static_cast<std::size_t>(a.column[static_cast<std::size_t>(k)])];
         q[static_cast<std::size_t>(i)] = s;
     }
 }
@@ -158,8 +159,12 @@ int main(int argc, char** argv) {
     char zeta_text[32];
     std::snprintf(zeta_text, sizeof zeta_text, "%.13e", zeta);
     mpi_programs::report(json, "cg", sum,
-                         {{"ranks", size}, {"rows", n}, {"nonzeros_per_row", static_cast<double>(a.value.size()) / std::max(1, d.rows)},
-                          {"zeta", zeta_text}, {"residual", residual}, {"seconds", seconds}});
+                         {{"ranks", size},
+                          {"rows", n},
+                          {"nonzeros_per_row", static_cast<double>(a.value.size()) / std::max(1, d.rows)},
+                          {"zeta", zeta_text},
+                          {"residual", residual},
+                          {"seconds", seconds}});
     MPI_Finalize();
     return 0;
 }

@@ -6,8 +6,8 @@
 
 #include "result.hpp"
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include <array>
 #include <vector>

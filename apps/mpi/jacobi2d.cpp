@@ -6,8 +6,8 @@
 
 #include "result.hpp"
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include <array>
 #include <cmath>
@@ -16,8 +16,8 @@
 namespace {
 
 struct block {
-    int rows = 0, cols = 0;           // interior
-    std::vector<double> u, next;      // (rows + 2) x (cols + 2), with halos
+    int rows = 0, cols = 0;       // interior
+    std::vector<double> u, next;  // (rows + 2) x (cols + 2), with halos
     double& at(std::vector<double>& v, int i, int j) const { return v[static_cast<std::size_t>(i * (cols + 2) + j)]; }
 };
 
@@ -48,7 +48,8 @@ double sweep(block& b) {
     double change = 0.0;
     for (int i = 1; i <= b.rows; ++i)
         for (int j = 1; j <= b.cols; ++j) {
-            const double v = 0.25 * (b.at(b.u, i - 1, j) + b.at(b.u, i + 1, j) + b.at(b.u, i, j - 1) + b.at(b.u, i, j + 1));
+            const double v =
+                0.25 * (b.at(b.u, i - 1, j) + b.at(b.u, i + 1, j) + b.at(b.u, i, j - 1) + b.at(b.u, i, j + 1));
             change += (v - b.at(b.u, i, j)) * (v - b.at(b.u, i, j));
             b.at(b.next, i, j) = v;
         }
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(grid, &rank);
     MPI_Cart_coords(grid, rank, 2, coords.data());
     if (n % dims[0] || n % dims[1]) {
-        if (rank == 0) std::fprintf(stderr, "--size %d is not divisible by the %d x %d grid of ranks\n", n, dims[0], dims[1]);
+        if (rank == 0)
+            std::fprintf(stderr, "--size %d is not divisible by the %d x %d grid of ranks\n", n, dims[0], dims[1]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     block b;
@@ -95,8 +97,7 @@ int main(int argc, char** argv) {
     for (int it = 1; it <= iterations; ++it) {
         exchange_halos(b, grid, column);
         const double change = sweep(b);
-        if (it % check_every == 0 || it == iterations)
-            MPI_Allreduce(&change, &residual, 1, MPI_DOUBLE, MPI_SUM, grid);
+        if (it % check_every == 0 || it == iterations) MPI_Allreduce(&change, &residual, 1, MPI_DOUBLE, MPI_SUM, grid);
     }
     const double seconds = MPI_Wtime() - start;
 
@@ -107,9 +108,9 @@ int main(int argc, char** argv) {
     std::vector<double> all(rank == 0 ? static_cast<std::size_t>(n) * static_cast<std::size_t>(n) : 0);
     MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
                MPI_DOUBLE, 0, grid);
-    mpi_programs::report(json, "jacobi2d", mpi_programs::checksum(all.data(), all.size() * sizeof(double)),
-                         {{"ranks", size}, {"size", n}, {"iterations", iterations}, {"residual", residual},
-                          {"seconds", seconds}});
+    mpi_programs::report(
+        json, "jacobi2d", mpi_programs::checksum(all.data(), all.size() * sizeof(double)),
+        {{"ranks", size}, {"size", n}, {"iterations", iterations}, {"residual", residual}, {"seconds", seconds}});
     MPI_Type_free(&column);
     MPI_Comm_free(&grid);
     MPI_Finalize();

@@ -5,8 +5,8 @@
 
 #include "result.hpp"
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -54,8 +54,10 @@ int main(int argc, char** argv) {
     std::size_t min_bytes = 1, max_bytes = 4u << 20;
     double scale = 1.0;
     bool json = false;
-    app.add_option("--min-bytes", min_bytes, "smallest message")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
-    app.add_option("--max-bytes", max_bytes, "largest message")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+    app.add_option("--min-bytes", min_bytes, "smallest message")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+    app.add_option("--max-bytes", max_bytes, "largest message")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
     app.add_option("--scale", scale, "multiplies the round trips of every size")->check(CLI::Range(0.001, 1000.0));
     app.add_flag("--json", json, "print the result as one JSON object");
     CLI11_PARSE(app, argc, argv);
@@ -77,7 +79,9 @@ int main(int argc, char** argv) {
         const int trips = std::max(10, static_cast<int>(scale * std::min<double>(2000.0, 64.0 * (1 << 20) / bytes)));
         measure(bytes, std::max(2, trips / 10), rank, buf, sum);  // a warm-up (its data count in the checksum)
         const row r = measure(bytes, trips, rank, buf, sum);
-        rows.push_back({{"bytes", r.bytes}, {"round_trips", r.round_trips}, {"latency_us", r.latency_us},
+        rows.push_back({{"bytes", r.bytes},
+                        {"round_trips", r.round_trips},
+                        {"latency_us", r.latency_us},
                         {"bandwidth_mb_s", r.bandwidth_mb_s}});
         if (!json && rank == 0)
             std::printf("%10zu bytes  %10.2f us  %10.1f MB/s\n", r.bytes, r.latency_us, r.bandwidth_mb_s);

@@ -20,8 +20,7 @@ int agree_on_id(rp::communicator* parent) {
     rp::run(rp::allreduce(MPI_IN_PLACE, words, rp::max_communicators / 64, MPI_UINT64_T, MPI_BAND, parent));
     for (int i = 0; i < rp::max_communicators; ++i)
         if (words[i / 64] >> (i % 64) & 1) return i;
-    rp::protocol::get().abort_job(6, "more than " + std::to_string(rp::max_communicators) + " communicators at once",
-                                  true);
+    rp::protocol::get().abort_job(6, "more than " + std::to_string(rp::max_communicators) + " communicators at once");
 }
 
 MPI_Comm make(int id, std::vector<int> ranks, const rp::communicator* like) {

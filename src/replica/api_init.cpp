@@ -33,10 +33,8 @@ int MPI_Finalized(int* flag) {
 
 int MPI_Abort(MPI_Comm, int errorcode) {
     rp::protocol& p = rp::started("MPI_Abort");
-    // Every replica of the rank calls it: one prints.
     p.abort_job(errorcode == 0 ? 1 : errorcode,
-                "MPI_Abort(" + std::to_string(errorcode) + ") called by rank " + std::to_string(p.rank()),
-                p.where().live_position(p.rank(), p.replica()) == 0);
+                "MPI_Abort(" + std::to_string(errorcode) + ") called by rank " + std::to_string(p.rank()));
 }
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {

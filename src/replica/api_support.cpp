@@ -21,8 +21,7 @@ protocol& started(const char* fn) {
 int program_error(const communicator* c, int code, const char* fn, const std::string& what) {
     if (c && c->errhandler == MPI_ERRORS_RETURN) return code;
     protocol& p = protocol::get();
-    const bool print = p.where().live_position(p.rank(), p.replica()) == 0;
-    p.abort_job(6, std::string(fn) + " on rank " + std::to_string(p.rank()) + ": " + what, print);
+    p.abort_job(6, std::string(fn) + " on rank " + std::to_string(p.rank()) + ": " + what);
 }
 
 communicator* find_comm(MPI_Comm c, const char* fn, int* rc) {
@@ -68,13 +67,20 @@ int complete(MPI_Request* handle, MPI_Status* status) {
     return rc;
 }
 
+// Every replica of the rank reaches the call: the first live one prints,
+// and the whole job ends (a process that just exits would leave the others
+// waiting for it).
 void unsupported(const char* fn) {
-    std::fprintf(stderr,
-                 "rampart-replica: %s is not supported under process replication (rampart-run --replicas); "
-                 "see docs/replica.md for what is\n",
-                 fn);
-    std::fflush(nullptr);
-    std::_Exit(7);
+    const std::string what = std::string(fn) +
+                             " is not supported under process replication (rampart-run --replicas); see "
+                             "docs/replica.md for what is";
+    if (!protocol::initialized()) {
+        std::fprintf(stderr, "rampart-replica: %s\n", what.c_str());
+        std::fflush(nullptr);
+        std::_Exit(7);
+    }
+    protocol& p = protocol::get();
+    p.abort_job(7, what);
 }
 
 }  // namespace rampart::replica::detail

@@ -84,8 +84,7 @@ void protocol::lost_every_replica(int rank) {
     for (int k = 0; k < layout_.replicas(); ++k)
         processes += (k ? ", " : "") + std::to_string(layout_.process(rank, k));
     abort_job(
-        5, "rank " + std::to_string(rank) + " lost every replica (processes " + processes + "): the job cannot go on",
-        lowest_live_process());
+        5, "rank " + std::to_string(rank) + " lost every replica (processes " + processes + "): the job cannot go on");
 }
 
 // The rank's messages come from its next live replica from now on; what the

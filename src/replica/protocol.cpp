@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -75,7 +76,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     int* tag_ub = nullptr;
     int flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-    if (!flag || *tag_ub < done_tag) {
+    if (!flag || *tag_ub < printed_tag) {
         if (process_ == 0) std::fprintf(stderr, "rampart-replica: MPI's largest tag is too small for replication\n");
         std::_Exit(3);
     }
@@ -138,16 +139,64 @@ void protocol::finalize() {
     PMPI_Finalize();
 }
 
-void protocol::abort_job(int code, const std::string& message, bool print) {
-    if (print && !message.empty()) std::fprintf(stderr, "rampart-replica: %s\n", message.c_str());
+void protocol::abort_job(int code, const std::string& message) {
+    if (lowest_live_process()) std::fprintf(stderr, "rampart-replica: %s\n", message.c_str());
     report_end(*this, "failed");
+    std::string text(sizeof(std::int64_t), '\0');
+    const std::int64_t exit_code = code;
+    std::memcpy(text.data(), &exit_code, sizeof exit_code);
+    text += message;
+    std::vector<MPI_Request> sent;
     for (int p = 0; p < layout_.processes(); ++p)
-        if (p != process_ && !layout_.dead(p)) send_control(p, abort_tag, static_cast<std::uint64_t>(code));
+        if (p != process_ && !layout_.dead(p) &&
+            PMPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, p, abort_tag, MPI_COMM_WORLD,
+                       &sent.emplace_back()) != MPI_SUCCESS)
+            sent.pop_back();
     // The aborts are small: they leave at once, or never (a dead peer).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-    while (!controls_.empty() && std::chrono::steady_clock::now() < deadline) test_controls();
+    for (int done = 0; !done && std::chrono::steady_clock::now() < deadline;)
+        if (PMPI_Testall(static_cast<int>(sent.size()), sent.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) break;
+    exit_after_printer(code);
+}
+
+// Output of a process may be lost once another has ended the job with an
+// error: the lowest live process prints, tells the others, and they exit
+// after it (or after a deadline, should it be computing outside MPI).
+void protocol::exit_after_printer(int code) {
     std::fflush(nullptr);
+    if (lowest_live_process()) {
+        std::vector<MPI_Request> sent;
+        for (int p = 0; p < layout_.processes(); ++p)
+            if (p != process_ && !layout_.dead(p) &&
+                PMPI_Isend(nullptr, 0, MPI_BYTE, p, printed_tag, MPI_COMM_WORLD, &sent.emplace_back()) != MPI_SUCCESS)
+                sent.pop_back();
+        int done = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        while (!done && std::chrono::steady_clock::now() < deadline)
+            if (PMPI_Testall(static_cast<int>(sent.size()), sent.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+                break;
+        ::_exit(code);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (int printed = printed_seen_; !printed && std::chrono::steady_clock::now() < deadline;) {
+        if (PMPI_Iprobe(MPI_ANY_SOURCE, printed_tag, MPI_COMM_WORLD, &printed, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            check_failures(MPI_ERR_OTHER);
+        if (!printed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     ::_exit(code);
+}
+
+void protocol::on_abort(MPI_Message msg, const MPI_Status& st) {
+    int bytes = 0;
+    PMPI_Get_count(&st, MPI_CHAR, &bytes);
+    std::string text(static_cast<std::size_t>(std::max(bytes, 0)), '\0');
+    PMPI_Mrecv(text.data(), bytes, MPI_CHAR, &msg, MPI_STATUS_IGNORE);
+    std::int64_t code = 3;
+    if (text.size() >= sizeof code) std::memcpy(&code, text.data(), sizeof code);
+    if (lowest_live_process() && text.size() > sizeof code)
+        std::fprintf(stderr, "rampart-replica: %s\n", text.c_str() + sizeof code);
+    report_end(*this, "stopped");
+    exit_after_printer(static_cast<int>(code));
 }
 
 bool protocol::lowest_live_process() const {

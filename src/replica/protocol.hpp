@@ -42,9 +42,10 @@ constexpr int control_tag_base = max_contexts << app_tag_bits;
 enum control_tag : int {
     ack_tag = control_tag_base,  // {number, hash}: "I received message `number` of your rank's stream to mine"
     start_tag,                   // {number}: "my next message to you is number `number` of my rank's stream"
-    abort_tag,                   // {exit code}: the job ends
+    abort_tag,                   // exit code (8 bytes), then the message: the job ends
     die_tag,                     // {}: outvoted (silent corruption): die as if crashed
     done_tag,                    // {}: "my program has ended; I send nothing more"
+    printed_tag,                 // (empty): the message that ends the job is printed
 };
 inline int data_tag(int context, int tag) { return (context << app_tag_bits) | tag; }
 
@@ -93,9 +94,10 @@ public:
 
     void init(int* argc, char*** argv, int required, int* provided);
     void finalize();
-    /// Ends the whole job: every process exits with `code`; this one prints
-    /// `message` when `print` (so that one process prints it).
-    [[noreturn]] void abort_job(int code, const std::string& message, bool print);
+    /// Ends the whole job: every process exits with `code`. The message is
+    /// printed once, by the lowest live process (several may find the same
+    /// cause, or causes of one fault, at once: it prints the first it hears of).
+    [[noreturn]] void abort_job(int code, const std::string& message);
     void deliver(inbound& in);
 
     const layout& where() const { return layout_; }
@@ -135,6 +137,8 @@ private:
     void read_configuration();
 
     bool lowest_live_process() const;
+    [[noreturn]] void on_abort(MPI_Message msg, const MPI_Status& st);
+    [[noreturn]] void exit_after_printer(int code);
     /// Outvoted: dies as a crash would (the others recover from it).
     [[noreturn]] void die();
 
@@ -223,6 +227,7 @@ private:
     std::mt19937_64 flip_random_;
     std::vector<char> done_from_;  // per process: it said its program ended
     bool any_death_ = false;
+    int printed_seen_ = 0;  // the printer of the job's end has printed
     bool finalized_ = false;
 };
 

@@ -61,13 +61,19 @@ bool protocol::poll_world() {
 void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
     const int from = st.MPI_SOURCE;
     if (st.MPI_TAG < control_tag_base) return on_data(from, msg, st);
+    if (st.MPI_TAG == abort_tag) on_abort(msg, st);
+    if (st.MPI_TAG == printed_tag) {
+        PMPI_Mrecv(nullptr, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        printed_seen_ = 1;
+        return;
+    }
     std::uint64_t words[2] = {0, 0};
     int count = 0;
     PMPI_Get_count(&st, MPI_UINT64_T, &count);
     if (count != 2) {
         std::vector<char> junk(1 << 16);
         PMPI_Mrecv(junk.data(), static_cast<int>(junk.size()), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-        abort_job(3, "malformed control message from process " + std::to_string(from), true);
+        abort_job(3, "malformed control message from process " + std::to_string(from));
     }
     PMPI_Mrecv(words, 2, MPI_UINT64_T, &msg, MPI_STATUS_IGNORE);
     switch (st.MPI_TAG) {
@@ -81,17 +87,13 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
             numbered_[static_cast<std::size_t>(from)] = 1;
             return;
         }
-        case abort_tag:
-            report_end(*this, "stopped");
-            std::fflush(nullptr);
-            ::_exit(static_cast<int>(words[0]));
         case die_tag:
             die();
         case done_tag:
             done_from_[static_cast<std::size_t>(from)] = 1;
             return;
         default:
-            abort_job(3, "unknown control message (tag " + std::to_string(st.MPI_TAG) + ")", true);
+            abort_job(3, "unknown control message (tag " + std::to_string(st.MPI_TAG) + ")");
     }
 }
 
@@ -99,7 +101,7 @@ void protocol::on_data(int from, MPI_Message msg, const MPI_Status& st) {
     const int rank = layout_.rank_of(from);
     int bytes = 0;
     PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    if (rank < 0) abort_job(3, "a data message from spare process " + std::to_string(from), true);
+    if (rank < 0) abort_job(3, "a data message from spare process " + std::to_string(from));
     if (source_process_[static_cast<std::size_t>(rank)] != from) {
         // Sent for a replica that this process does not yet know is dead:
         // kept, in order, until it does.
@@ -110,7 +112,7 @@ void protocol::on_data(int from, MPI_Message msg, const MPI_Status& st) {
         return;
     }
     if (!numbered_[static_cast<std::size_t>(from)])
-        abort_job(3, "a message from process " + std::to_string(from) + " before its start", true);
+        abort_job(3, "a message from process " + std::to_string(from) + " before its start");
     const std::uint64_t number = next_from_[static_cast<std::size_t>(from)]++;
     accept_data(from, number, &msg, st.MPI_TAG, static_cast<std::size_t>(bytes), nullptr);
 }
@@ -134,7 +136,7 @@ void protocol::replay_stash(int from) {
             continue;
         }
         if (!numbered_[static_cast<std::size_t>(from)])
-            abort_job(3, "a message from process " + std::to_string(from) + " before its start", true);
+            abort_job(3, "a message from process " + std::to_string(from) + " before its start");
         const std::uint64_t number = next_from_[static_cast<std::size_t>(from)]++;
         accept_data(from, number, nullptr, s.tag, s.bytes.size(), &s.bytes);
     }
@@ -160,10 +162,8 @@ void protocol::accept_data(int from, std::uint64_t number, MPI_Message* msg, int
         }
         return;
     } else if (number > expected) {
-        abort_job(3,
-                  "message " + std::to_string(number) + " from rank " + std::to_string(rank) + " came before message " +
-                      std::to_string(expected),
-                  true);
+        abort_job(3, "message " + std::to_string(number) + " from rank " + std::to_string(rank) +
+                         " came before message " + std::to_string(expected));
     } else {
         ++expected;
         in = std::make_shared<inbound>();
@@ -235,7 +235,7 @@ void protocol::lost_in_flight(const std::shared_ptr<inbound>& in, int rc) {
     in->request = MPI_REQUEST_NULL;
     if (!layout_.dead(in->source_process)) check_failures(rc);
     if (!layout_.dead(in->source_process))
-        abort_job(3, "receiving from process " + std::to_string(in->source_process) + " failed", true);
+        abort_job(3, "receiving from process " + std::to_string(in->source_process) + " failed");
     in->s = inbound::state::hole;
     holes_[static_cast<std::size_t>(in->source)][in->number] = in;
 }

@@ -128,12 +128,10 @@ void protocol::check_copy_hash(send_op& op, int k) {
     if (!c.hash_known || c.hash == op.hash || layout_.replicas() >= 3) return;
     ++corruptions_detected;
     report_corruption(*this, op, k);
-    abort_job(4,
-              "silent data corruption detected: message " + std::to_string(op.number) + " from rank " +
-                  std::to_string(rank_) + " to rank " + std::to_string(op.dest) + " (tag " +
-                  std::to_string(op.app_tag) + ") differs between replica " + std::to_string(replica_) +
-                  " and replica " + std::to_string(k) + " of the sender",
-              layout_.live_position(rank_, replica_) == 0);
+    abort_job(4, "silent data corruption detected: message " + std::to_string(op.number) + " from rank " +
+                     std::to_string(rank_) + " to rank " + std::to_string(op.dest) + " (tag " +
+                     std::to_string(op.app_tag) + ") differs between replica " + std::to_string(replica_) +
+                     " and replica " + std::to_string(k) + " of the sender");
 }
 
 void protocol::finish(send_op& op) {
@@ -161,11 +159,9 @@ void protocol::decide_corruption(send_op& op) {
     const auto best =
         std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     if (2 * best->second <= known)
-        abort_job(4,
-                  "silent data corruption detected and not correctable (no majority): message " +
-                      std::to_string(op.number) + " from rank " + std::to_string(rank_) + " to rank " +
-                      std::to_string(op.dest),
-                  layout_.live_position(rank_, replica_) == 0);
+        abort_job(4, "silent data corruption detected and not correctable (no majority): message " +
+                         std::to_string(op.number) + " from rank " + std::to_string(rank_) + " to rank " +
+                         std::to_string(op.dest));
     bool self = false;
     for (std::size_t k = 0; k < op.to.size(); ++k) {
         const send_op::copy& c = op.to[k];

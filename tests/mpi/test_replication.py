@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""A process-replication scenario: an unmodified MPI program runs natively
+(mpiexec, the reference) and under rampart-run --replicas with the given
+faults; the verdict compares them.
+
+usage: test_replication.py RAMPART_RUN MPIEXEC LIBRARY EXPECT -n N [rampart-run options] -- PROGRAM [args]
+
+EXPECT:
+  identical      exit 0, the native checksum, and every --kill done (and,
+                 with --flip-bits, flips injected and corrections made)
+  lost=R         the job ends non-zero, naming rank R once as having lost
+                 every replica
+  detected       (--flip-bits, R = 2) the job stops with one report of
+                 silent data corruption, after at least one flip
+  unsupported=F  the job ends non-zero with one message naming call F
+Every wait is bounded: a run that does not end within 60 s fails.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+LIMIT = 60
+
+
+def run(cmd, env=None):
+    try:
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=LIMIT)
+    except subprocess.TimeoutExpired:
+        fail(f"no end within {LIMIT} s (a hang): {' '.join(cmd)}")
+    return p
+
+
+def fail(why):
+    print(f"FAIL: {why}")
+    sys.exit(1)
+
+
+def checksum(text):
+    found = re.findall(r"checksum ([0-9a-f]{16})", text)
+    return found[-1] if found else None
+
+
+def native(mpiexec, n, program):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = run([mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "-n", str(n)] + program,
+            env)
+    ref = checksum(p.stdout)
+    if p.returncode != 0 or not ref:
+        fail(f"the native run failed (exit {p.returncode}): {p.stderr[-2000:]}")
+    return ref
+
+
+def main():
+    rampart_run, mpiexec, library, expect = sys.argv[1:5]
+    rest = sys.argv[5:]
+    split = rest.index("--")
+    options, program = rest[:split], rest[split + 1:]
+    n = int(options[options.index("-n") + 1])
+    kills = [options[i + 1] for i, o in enumerate(options) if o == "--kill"]
+    p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program)
+    print(p.stderr[-3000:])
+    lines = p.stdout.strip().splitlines()
+    report = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
+    if report is None:
+        fail(f"rampart-run printed no report (exit {p.returncode})")
+    if expect == "identical":
+        ref = native(mpiexec, n, program)
+        got = checksum(p.stdout)
+        print(f"native checksum {ref}, replicated {got}; processes killed {report['processes_killed']}")
+        if p.returncode != 0:
+            fail(f"exit code {p.returncode}")
+        if got != ref:
+            fail(f"checksum {got} differs from the native {ref}")
+        if len(report["processes_killed"]) < len(kills):
+            fail(f"{len(kills)} kills ordered, {len(report['processes_killed'])} done: the faults did not happen")
+        if "--flip-bits" in options and (report["bits_flipped"] < 1 or report["corruptions_detected"] < 1):
+            fail(f"flips {report['bits_flipped']}, corrections {report['corruptions_detected']}: none handled")
+        print(f"PASS: identical to the native run, {len(report['processes_killed'])} processes killed, "
+              f"{report['messages_resent']} messages sent again, {report['bits_flipped']} bits flipped")
+    elif expect.startswith("lost="):
+        rank = expect.split("=")[1]
+        said = p.stderr.count(f"rank {rank} lost every replica")
+        if p.returncode == 0 or said != 1:
+            fail(f"exit {p.returncode}, the loss of rank {rank} named {said} times (expected non-zero and once)")
+        print(f"PASS: ended with exit code {p.returncode}, naming rank {rank} once")
+    elif expect == "detected":
+        said = p.stderr.count("silent data corruption detected")
+        if p.returncode == 0 or said != 1 or report["bits_flipped"] < 1:
+            fail(f"exit {p.returncode}, reported {said} times, {report['bits_flipped']} bits flipped")
+        print(f"PASS: stopped with exit code {p.returncode} after {report['bits_flipped']} flips, reported once")
+    elif expect.startswith("unsupported="):
+        call = expect.split("=")[1]
+        said = p.stderr.count(f"{call} is not supported")
+        if p.returncode == 0 or said < 1 or "returned" in p.stdout:
+            fail(f"exit {p.returncode}, {call} named {said} times")
+        print(f"PASS: ended with exit code {p.returncode}, naming {call}")
+    else:
+        fail(f"unknown expectation {expect}")
+
+
+if __name__ == "__main__":
+    main()
