@@ -110,7 +110,7 @@ def merge_output(text, ranks):
     return "".join(l + "\n" for l in out), "".join(l + "\n" for l in err)
 
 
-def launch(a, prog, mpiexec, execute=None):
+def launch(a, prog, mpiexec):
     """Runs the replicated job once; returns (report, seconds)."""
     env = dict(os.environ)
     reports = tempfile.mkdtemp(prefix="rampart-run-")
@@ -131,19 +131,50 @@ def launch(a, prog, mpiexec, execute=None):
             cmd += ["-x", name]
     cmd += ["-n", str(a.n * a.replicas)] + prog
     start = time.monotonic()
-    run = execute(cmd, env) if execute else subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                                                            stderr=subprocess.PIPE, text=True)
+    text, code = run_job(cmd, env, reports, a.n * a.replicas)
     seconds = time.monotonic() - start
-    out, err = merge_output((run.stdout or "") + (run.stderr or ""), a.n)
-    if not execute:
-        sys.stdout.write(out)
-        sys.stderr.write(err)
-    report = summarize(a, reports, run.returncode, seconds)
+    out, err = merge_output(text, a.n)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    report = summarize(a, reports, code, seconds)
     report["output"] = out
     for f in glob.glob(os.path.join(reports, "*")):
         os.remove(f)
     os.rmdir(reports)
     return report, seconds
+
+
+def run_job(cmd, env, reports, processes, grace=3.0):
+    """Runs mpiexec and returns (its output, its exit code). The launcher
+    now and then deadlocks after processes exited with an error; once every
+    process has ended (its report says how, or it was killed) and mpiexec
+    has not returned within `grace` seconds, it is stopped and the exit code
+    is the processes' own."""
+    with tempfile.TemporaryFile("w+") as output:
+        job = subprocess.Popen(cmd, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+        all_ended_at = None
+        while job.poll() is None:
+            time.sleep(0.05)
+            ended, codes = ended_processes(reports)
+            if ended < processes:
+                continue
+            all_ended_at = all_ended_at or time.monotonic()
+            if time.monotonic() - all_ended_at > grace:
+                job.kill()
+                job.wait()
+                output.seek(0)
+                return output.read(), max(codes, default=0)
+        output.seek(0)
+        return output.read(), job.returncode
+
+
+def ended_processes(reports):
+    """How many processes have ended (a report that says so, or a kill), and
+    the exit codes they reported."""
+    processes, kills = read_reports(reports)
+    killed = {k["process"] for k in kills}
+    ended = [p for p in processes.values() if p.get("ended") or p["process"] in killed]
+    return len(ended) + len(killed - {p["process"] for p in ended}), [p.get("exit_code", 0) for p in ended]
 
 
 def read_reports(reports):

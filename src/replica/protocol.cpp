@@ -141,7 +141,7 @@ void protocol::finalize() {
 
 void protocol::abort_job(int code, const std::string& message) {
     if (lowest_live_process()) std::fprintf(stderr, "rampart-replica: %s\n", message.c_str());
-    report_end(*this, "failed");
+    report_end(*this, "failed", code);
     std::string text(sizeof(std::int64_t), '\0');
     const std::int64_t exit_code = code;
     std::memcpy(text.data(), &exit_code, sizeof exit_code);
@@ -195,7 +195,7 @@ void protocol::on_abort(MPI_Message msg, const MPI_Status& st) {
     if (text.size() >= sizeof code) std::memcpy(&code, text.data(), sizeof code);
     if (lowest_live_process() && text.size() > sizeof code)
         std::fprintf(stderr, "rampart-replica: %s\n", text.c_str() + sizeof code);
-    report_end(*this, "stopped");
+    report_end(*this, "stopped", static_cast<int>(code));
     exit_after_printer(static_cast<int>(code));
 }
 

@@ -42,10 +42,9 @@ void report_start(const protocol& p) {
     write(p);
 }
 
-void report_end(const protocol& p, const std::string& ended) {
+namespace {
+void add_counters(const protocol& p) {
     auto& j = state();
-    j["ended"] = ended;
-    j["ended_us"] = now_us();
     j["messages_sent"] = p.messages_sent;
     j["acks_sent"] = p.acks_sent;
     j["acks_received"] = p.acks_received;
@@ -54,6 +53,15 @@ void report_end(const protocol& p, const std::string& ended) {
     j["bits_flipped"] = p.bits_flipped;
     j["corruptions_detected"] = p.corruptions_detected;
     j["deaths_seen"] = p.replicas_lost;
+}
+}  // namespace
+
+void report_end(const protocol& p, const std::string& ended, int exit_code) {
+    auto& j = state();
+    j["ended"] = ended;
+    j["exit_code"] = exit_code;
+    j["ended_us"] = now_us();
+    add_counters(p);
     write(p);
 }
 
@@ -65,7 +73,8 @@ void report_corruption(const protocol& p, const send_op& op, int replica) {
                                 {"message", op.number},
                                 {"replica", replica},
                                 {"at_us", now_us()}});
-    report_end(p, j["ended"].is_null() ? "running" : j["ended"].get<std::string>());
+    add_counters(p);
+    write(p);
 }
 
 }  // namespace rampart::replica::detail

@@ -180,8 +180,7 @@ void protocol::decide_corruption(send_op& op) {
 void protocol::die() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     while (!controls_.empty() && std::chrono::steady_clock::now() < deadline) test_controls();
-    raise(SIGKILL);
-    std::abort();
+    die_by_order(process_, "outvoted");
 }
 
 // Replica k of this rank died and this process sends for it now: every
