@@ -116,7 +116,8 @@ def launch(a, prog, mpiexec):
     reports = tempfile.mkdtemp(prefix="rampart-run-")
     env["RAMPART_REPORT"] = os.path.join(reports, "rank")
     env["RAMPART_REPLICAS"] = str(a.replicas)
-    env["LD_PRELOAD"] = find_library(a.replica_lib)
+    if "ASAN_OPTIONS" in env:  # a sanitized build: its library is preloaded before the runtime
+        env["ASAN_OPTIONS"] += ":verify_asan_link_order=0"
     if a.kill:
         env["RAMPART_KILL"] = ",".join(a.kill)
     if a.flip_bits:
@@ -125,10 +126,11 @@ def launch(a, prog, mpiexec):
     if os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag"]
-    for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "LD_PRELOAD", "RAMPART_KILL", "RAMPART_FLIP_BITS",
-                 "RAMPART_SEED"):
+    for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_KILL", "RAMPART_FLIP_BITS", "RAMPART_SEED"):
         if name in env:
             cmd += ["-x", name]
+    # The program's processes only, not the launcher.
+    cmd += ["-x", "LD_PRELOAD=" + find_library(a.replica_lib)]
     cmd += ["-n", str(a.n * a.replicas)] + prog
     start = time.monotonic()
     text, code = run_job(cmd, env, reports, a.n * a.replicas)
