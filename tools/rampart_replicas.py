@@ -208,6 +208,12 @@ def summarize(a, reports, mpiexec_code, seconds):
         code = 1
     total = lambda key: sum(p.get(key, 0) for p in processes.values())
     corruptions = [c for p in processes.values() for c in p.get("corruptions", [])]
+    # From each kill to the first survivor that learnt of it.
+    detect_ms = []
+    for k in kills:
+        seen = [d["seen_us"] for p in processes.values() for d in p.get("deaths", []) if d["process"] == k["process"]]
+        if seen:
+            detect_ms.append(round((min(seen) - k["killed_us"]) / 1000.0, 2))
     return {
         "ranks": n,
         "replicas": a.replicas,
@@ -218,6 +224,7 @@ def summarize(a, reports, mpiexec_code, seconds):
         "seconds": round(seconds, 3),
         "processes_killed": sorted(k["process"] for k in kills),
         "killed_us": sorted(k["killed_us"] for k in kills),
+        "detect_ms": detect_ms,
         "ended_us": max((p.get("ended_us", 0) for p in processes.values()), default=0),
         "messages_sent": total("messages_sent"),
         "acks_sent": total("acks_sent"),

@@ -7,6 +7,8 @@
 
 #include "protocol.hpp"
 
+#include "report.hpp"
+
 #include <mpi-ext.h>
 
 #include <numeric>
@@ -52,6 +54,7 @@ void protocol::on_death(int p) {
     layout_.mark_dead(p);
     any_death_ = true;
     ++replicas_lost;
+    report_death(*this, p);
     stash_[static_cast<std::size_t>(p)].clear();
     const int r = layout_.rank_of(p), k = layout_.replica_of(p);
     if (r < 0) return;  // a spare

@@ -210,10 +210,16 @@ bool protocol::progress() {
     any = test_inbound() || any;
     any = test_sends() || any;
     any = test_controls() || any;
+    if (any) idle_polls_ = 0;
     return any;
 }
 
-void protocol::idle() { sched_yield(); }
+// Polls that found nothing: a few spin (a reply is often a microsecond
+// away), then the core goes to another process (ranks and replicas often
+// share cores) until something happens.
+void protocol::idle() {
+    if (++idle_polls_ > spin_polls) sched_yield();
+}
 
 std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                               communicator* comm, int context, bool synchronous) {
@@ -236,7 +242,7 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     op->synchronous = synchronous;
     op->to.resize(static_cast<std::size_t>(layout_.replicas()));
     kills_.before_message(static_cast<long>(messages_sent + 1));
-    hash_or_corrupt(*op);
+    prepare_payload(*op);
     pending_[static_cast<std::size_t>(to)][op->number] = op;
     auto& early = early_acks_[static_cast<std::size_t>(to)];
     for (int k = 0; k < layout_.replicas(); ++k) {

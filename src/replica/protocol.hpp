@@ -59,8 +59,12 @@ struct send_op {
     int count = 0;
     MPI_Datatype type = MPI_BYTE;
     bool synchronous = false;
-    std::uint64_t hash = 0;       // of the bytes sent
-    std::vector<char> corrupted;  // a fault-injected copy, sent instead of buf
+    std::uint64_t hash = 0;  // of the bytes sent
+    // The bytes sent instead of buf: a copy that lets the program reuse its
+    // buffer at once (a small message), or a fault-injected one.
+    std::vector<char> payload;
+    bool has_payload = false;
+    bool buffered = false;  // the program's request completed when the copy was made
     enum class state : char { awaiting_ack, acked, sending, sent, not_needed };
     struct copy {
         state s = state::awaiting_ack;
@@ -143,7 +147,7 @@ private:
     [[noreturn]] void die();
 
     // sending.cpp
-    void hash_or_corrupt(send_op& op);
+    void prepare_payload(send_op& op);
     void start_copy(const std::shared_ptr<send_op>& op, int replica);
     void apply_ack(int from_process, std::uint64_t number, std::uint64_t hash);
     void check_copy_hash(send_op& op, int replica);
@@ -196,6 +200,9 @@ private:
         std::uint64_t words[2] = {0, 0};
     };
     std::list<control_send> controls_;
+    std::size_t buffered_bytes_ = 0;
+    static constexpr int spin_polls = 50;
+    int idle_polls_ = 0;  // copies of small messages not yet confirmed
     // Per process this one sends copies to: whether the receiver knows the
     // number of the next copy, and that number.
     std::vector<std::uint64_t> channel_next_;

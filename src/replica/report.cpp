@@ -65,6 +65,12 @@ void report_end(const protocol& p, const std::string& ended, int exit_code) {
     write(p);
 }
 
+void report_death(const protocol& p, int process) {
+    state()["deaths"].push_back({{"process", process}, {"seen_us", now_us()}});
+    add_counters(p);
+    write(p);
+}
+
 void report_corruption(const protocol& p, const send_op& op, int replica) {
     auto& j = state();
     j["corruptions"].push_back({{"rank", p.rank()},

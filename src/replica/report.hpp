@@ -13,6 +13,8 @@ void report_start(const protocol& p);
 /// `ended`: "normal", "failed" (this process ended the job) or "stopped";
 /// `exit_code`: what the process exits with.
 void report_end(const protocol& p, const std::string& ended, int exit_code = 0);
+/// This process learnt that `process` died.
+void report_death(const protocol& p, int process);
 /// A difference between replicas' copies; `replica` -1: outvoted copies.
 void report_corruption(const protocol& p, const send_op& op, int replica);
 

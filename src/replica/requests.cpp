@@ -7,7 +7,7 @@
 
 namespace rampart::replica::detail {
 
-bool send_request::done() const { return op->complete; }
+bool send_request::done() const { return op->complete || op->buffered; }
 
 MPI_Status send_request::final_status() const {
     MPI_Status st = status;

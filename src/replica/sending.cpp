@@ -16,23 +16,41 @@
 
 namespace rampart::replica::detail {
 
-void protocol::hash_or_corrupt(send_op& op) {
+namespace {
+// A message this small is copied and its send completes at once, as MPI's
+// eager sends do: the sender does not wait for the acknowledgements of the
+// other replicas of the receiver (which, on shared cores, would cost a
+// context switch per message). The copies wait for their confirmation
+// within a bound; beyond it sends wait.
+constexpr std::size_t buffered_message = 64 * 1024;
+constexpr std::size_t buffered_limit = 64 * 1024 * 1024;
+}  // namespace
+
+void protocol::prepare_payload(send_op& op) {
     const std::size_t bytes = data_bytes(op.count, op.type);
+    op.buffered = !op.synchronous && bytes <= buffered_message;
     // One replica's outgoing copies are corrupted on purpose: a bit flipped
     // in a copy of the payload, which is what that replica then believes
     // it sent.
     const bool flip = flip_rate_ > 0.0 && replica_ == 0 && bytes > 0 &&
                       std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
-    if (!flip) {
+    if (!op.buffered && !flip) {
         op.hash = hash_data(op.buf, op.count, op.type, bytes);
         return;
     }
-    op.corrupted = pack(op.buf, op.count, op.type);
-    const std::uint64_t bit =
-        std::uniform_int_distribution<std::uint64_t>(0, op.corrupted.size() * 8 - 1)(flip_random_);
-    op.corrupted[bit / 8] = static_cast<char>(op.corrupted[bit / 8] ^ (1 << (bit % 8)));
-    op.hash = hash_bytes(op.corrupted.data(), op.corrupted.size());
-    ++bits_flipped;
+    if (op.buffered) wait_until([&] { return buffered_bytes_ + bytes <= buffered_limit; });
+    op.payload = contiguous(op.type)
+                     ? std::vector<char>(static_cast<const char*>(op.buf), static_cast<const char*>(op.buf) + bytes)
+                     : pack(op.buf, op.count, op.type);
+    op.has_payload = true;
+    if (op.buffered) buffered_bytes_ += op.payload.size();
+    if (flip) {
+        const std::uint64_t bit =
+            std::uniform_int_distribution<std::uint64_t>(0, op.payload.size() * 8 - 1)(flip_random_);
+        op.payload[bit / 8] = static_cast<char>(op.payload[bit / 8] ^ (1 << (bit % 8)));
+        ++bits_flipped;
+    }
+    op.hash = hash_bytes(op.payload.data(), op.payload.size());
 }
 
 // Sends this process's copy of `op` to replica k of its destination. The
@@ -46,10 +64,9 @@ void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
     channel_numbered_[pi] = 1;
     channel_next_[pi] = op->number + 1;
     send_op::copy& c = op->to[static_cast<std::size_t>(k)];
-    const bool corrupted = !op->corrupted.empty();
-    const void* data = corrupted ? op->corrupted.data() : op->buf;
-    const int count = corrupted ? static_cast<int>(op->corrupted.size()) : op->count;
-    const MPI_Datatype type = corrupted ? MPI_BYTE : op->type;
+    const void* data = op->has_payload ? op->payload.data() : op->buf;
+    const int count = op->has_payload ? static_cast<int>(op->payload.size()) : op->count;
+    const MPI_Datatype type = op->has_payload ? MPI_BYTE : op->type;
     const int rc =
         (op->synchronous ? PMPI_Issend : PMPI_Isend)(data, count, type, p, op->tag, MPI_COMM_WORLD, &c.request);
     c.s = send_op::state::sending;
@@ -139,6 +156,10 @@ void protocol::finish(send_op& op) {
     for (const send_op::copy& c : op.to)
         if (c.s == send_op::state::awaiting_ack || c.s == send_op::state::sending) return;
     op.complete = true;
+    if (op.buffered) {
+        buffered_bytes_ -= op.payload.size();
+        op.payload = {};
+    }
     if (layout_.replicas() >= 3) decide_corruption(op);
     pending_[static_cast<std::size_t>(op.dest)].erase(op.number);
 }
