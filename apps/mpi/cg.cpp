@@ -133,10 +133,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print the result as one JSON object");
     CLI11_PARSE(app, argc, argv);
 
-    MPI_Init(&argc, &argv);
-    int size = 0, rank = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const auto [rank, size] = mpi_programs::start(argc, argv);
     const distribution d = split(n, size, rank);
     const sparse_rows a = make_rows(n, d.first, d.rows, band, density);
     std::vector<double> x(static_cast<std::size_t>(d.rows), 1.0), z(x.size());

@@ -57,10 +57,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print the result as one JSON object");
     CLI11_PARSE(app, argc, argv);
 
-    MPI_Init(&argc, &argv);
-    int size = 0, rank = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const auto [rank, size] = mpi_programs::start(argc, argv);
     std::vector<double> u(static_cast<std::size_t>(points) + 2, 0.0), next(u.size());
     for (int i = 1; i <= points; ++i) u[static_cast<std::size_t>(i)] = ((rank * points + i) % 97) / 97.0;
     const double start = MPI_Wtime();

@@ -70,9 +70,8 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print the result as one JSON object");
     CLI11_PARSE(app, argc, argv);
 
-    MPI_Init(&argc, &argv);
-    int size = 0, rank = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int size = mpi_programs::start(argc, argv).size;
+    int rank = 0;
     std::array<int, 2> dims{0, 0}, periods{0, 0}, coords{0, 0};
     MPI_Dims_create(size, 2, dims.data());
     MPI_Comm grid;

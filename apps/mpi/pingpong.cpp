@@ -62,10 +62,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print the result as one JSON object");
     CLI11_PARSE(app, argc, argv);
 
-    MPI_Init(&argc, &argv);
-    int size = 0, rank = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const auto [rank, size] = mpi_programs::start(argc, argv);
     if (size < 2) {
         std::fprintf(stderr, "pingpong needs at least 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);

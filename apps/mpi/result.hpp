@@ -12,6 +12,18 @@
 
 namespace mpi_programs {
 
+/// MPI started: this process's rank and the number of ranks.
+struct world {
+    int rank = 0, size = 1;
+};
+inline world start(int& argc, char**& argv) {
+    MPI_Init(&argc, &argv);
+    world w;
+    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+    return w;
+}
+
 /// FNV-1a over bytes, continued from `h`: the same bytes give the same sum.
 inline std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t h = 1469598103934665603ull) {
     const auto* p = static_cast<const unsigned char*>(data);

@@ -38,19 +38,17 @@ int MPI_Abort(MPI_Comm, int errorcode) {
 }
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
-    rp::started("MPI_Comm_rank");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_rank", &rc);
-    if (c) *rank = c->my_rank;
-    return rc;
+    return rp::with_comm(comm, "MPI_Comm_rank", [&](rp::communicator& c) {
+        *rank = c.my_rank;
+        return MPI_SUCCESS;
+    });
 }
 
 int MPI_Comm_size(MPI_Comm comm, int* size) {
-    rp::started("MPI_Comm_size");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_size", &rc);
-    if (c) *size = c->size();
-    return rc;
+    return rp::with_comm(comm, "MPI_Comm_size", [&](rp::communicator& c) {
+        *size = c.size();
+        return MPI_SUCCESS;
+    });
 }
 
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
@@ -81,19 +79,17 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler handler) {
 }
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* handler) {
-    rp::started("MPI_Comm_get_errhandler");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_get_errhandler", &rc);
-    if (c) *handler = c->errhandler;
-    return rc;
+    return rp::with_comm(comm, "MPI_Comm_get_errhandler", [&](rp::communicator& c) {
+        *handler = c.errhandler;
+        return MPI_SUCCESS;
+    });
 }
 
 int MPI_Comm_set_name(MPI_Comm comm, const char* name) {
-    rp::started("MPI_Comm_set_name");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_set_name", &rc);
-    if (c) c->name = std::string(name).substr(0, MPI_MAX_OBJECT_NAME - 1);
-    return rc;
+    return rp::with_comm(comm, "MPI_Comm_set_name", [&](rp::communicator& c) {
+        c.name = std::string(name).substr(0, MPI_MAX_OBJECT_NAME - 1);
+        return MPI_SUCCESS;
+    });
 }
 
 int MPI_Comm_get_name(MPI_Comm comm, char* name, int* length) {

@@ -6,12 +6,15 @@ namespace rp = rampart::replica::detail;
 
 namespace {
 
-int check_send(int count, MPI_Datatype type, int dest, int tag, MPI_Comm c, const char* fn, rp::communicator** out) {
+// The arguments of a point-to-point call: MPI_SUCCESS and the
+// communicator, or the error. `receiving`: any source and tag allowed.
+int check_call(int count, MPI_Datatype type, int peer, int tag, MPI_Comm c, bool receiving, const char* fn,
+               rp::communicator** out) {
     rp::started(fn);
     int rc = MPI_SUCCESS;
     rp::communicator* comm = rp::find_comm(c, fn, &rc);
     if (!comm) return rc;
-    if ((rc = rp::check_peer(comm, dest, false, fn)) || (rc = rp::check_tag(comm, tag, false, fn)) ||
+    if ((rc = rp::check_peer(comm, peer, receiving, fn)) || (rc = rp::check_tag(comm, tag, receiving, fn)) ||
         (rc = rp::check_buffer(comm, count, type, fn)))
         return rc;
     *out = comm;
@@ -21,21 +24,16 @@ int check_send(int count, MPI_Datatype type, int dest, int tag, MPI_Comm c, cons
 int start_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm c, bool sync, const char* fn,
                std::shared_ptr<rp::request>* out) {
     rp::communicator* comm = nullptr;
-    if (int rc = check_send(count, type, dest, tag, c, fn, &comm)) return rc;
+    if (int rc = check_call(count, type, dest, tag, c, false, fn, &comm)) return rc;
     *out = rp::protocol::get().isend(buf, count, type, dest, tag, comm, comm->p2p(), sync);
     return MPI_SUCCESS;
 }
 
 int start_recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm c, const char* fn,
                std::shared_ptr<rp::request>* out) {
-    rp::protocol& p = rp::started(fn);
-    int rc = MPI_SUCCESS;
-    rp::communicator* comm = rp::find_comm(c, fn, &rc);
-    if (!comm) return rc;
-    if ((rc = rp::check_peer(comm, source, true, fn)) || (rc = rp::check_tag(comm, tag, true, fn)) ||
-        (rc = rp::check_buffer(comm, count, type, fn)))
-        return rc;
-    *out = p.irecv(buf, count, type, source, tag, comm, comm->p2p());
+    rp::communicator* comm = nullptr;
+    if (int rc = check_call(count, type, source, tag, c, true, fn, &comm)) return rc;
+    *out = rp::protocol::get().irecv(buf, count, type, source, tag, comm, comm->p2p());
     return MPI_SUCCESS;
 }
 
@@ -128,7 +126,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   MPI_Request* request) {
     rp::communicator* c = nullptr;
-    if (int rc = check_send(count, type, dest, tag, comm, "MPI_Send_init", &c)) return rc;
+    if (int rc = check_call(count, type, dest, tag, comm, false, "MPI_Send_init", &c)) return rc;
     auto r = std::make_shared<rp::persistent_request>();
     r->persistent = true;
     r->active = false;
@@ -140,12 +138,9 @@ int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int t
 }
 
 int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-    rp::protocol& p = rp::started("MPI_Recv_init");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Recv_init", &rc);
-    if (!c) return rc;
-    if ((rc = rp::check_peer(c, source, true, "MPI_Recv_init")) || (rc = rp::check_tag(c, tag, true, "MPI_Recv_init")))
-        return rc;
+    rp::communicator* c = nullptr;
+    if (int rc = check_call(count, type, source, tag, comm, true, "MPI_Recv_init", &c)) return rc;
+    rp::protocol& p = rp::protocol::get();
     auto r = std::make_shared<rp::persistent_request>();
     r->persistent = true;
     r->active = false;
@@ -155,24 +150,18 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, 
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-    rp::protocol& p = rp::started("MPI_Probe");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Probe", &rc);
-    if (!c) return rc;
-    if ((rc = rp::check_peer(c, source, true, "MPI_Probe")) || (rc = rp::check_tag(c, tag, true, "MPI_Probe")))
-        return rc;
+    rp::communicator* c = nullptr;
+    if (int rc = check_call(0, MPI_BYTE, source, tag, comm, true, "MPI_Probe", &c)) return rc;
+    rp::protocol& p = rp::protocol::get();
     if (source == MPI_PROC_NULL) return MPI_SUCCESS;
     p.wait_until([&] { return p.probe(source, tag, c, c->p2p(), status) != nullptr; });
     return MPI_SUCCESS;
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-    rp::protocol& p = rp::started("MPI_Iprobe");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Iprobe", &rc);
-    if (!c) return rc;
-    if ((rc = rp::check_peer(c, source, true, "MPI_Iprobe")) || (rc = rp::check_tag(c, tag, true, "MPI_Iprobe")))
-        return rc;
+    rp::communicator* c = nullptr;
+    if (int rc = check_call(0, MPI_BYTE, source, tag, comm, true, "MPI_Iprobe", &c)) return rc;
+    rp::protocol& p = rp::protocol::get();
     p.progress();
     *flag = source != MPI_PROC_NULL && p.probe(source, tag, c, c->p2p(), status) != nullptr;
     return MPI_SUCCESS;

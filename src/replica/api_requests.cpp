@@ -39,6 +39,18 @@ bool collect_done(int count, MPI_Request handles[], std::vector<int>& done) {
     return any_active;
 }
 
+// Waits until one of `handles` at least is done (their indices in `done`);
+// false when none is active at all.
+bool wait_for_some(int count, MPI_Request handles[], std::vector<int>& done) {
+    bool any_active = true;
+    rp::protocol::get().wait_until([&] {
+        done.clear();
+        any_active = collect_done(count, handles, done);
+        return !any_active || !done.empty();
+    });
+    return any_active;
+}
+
 }  // namespace
 
 extern "C" {
@@ -114,15 +126,9 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-    rp::protocol& p = rp::started("MPI_Waitany");
+    rp::started("MPI_Waitany");
     std::vector<int> done;
-    bool any_active = true;
-    p.wait_until([&] {
-        done.clear();
-        any_active = collect_done(count, requests, done);
-        return !any_active || !done.empty();
-    });
-    if (!any_active) {
+    if (!wait_for_some(count, requests, done)) {
         *index = MPI_UNDEFINED;
         empty_status(status);
         return MPI_SUCCESS;
@@ -158,15 +164,9 @@ static int complete_some(MPI_Request requests[], const std::vector<int>& done, i
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-    rp::protocol& p = rp::started("MPI_Waitsome");
+    rp::started("MPI_Waitsome");
     std::vector<int> done;
-    bool any_active = true;
-    p.wait_until([&] {
-        done.clear();
-        any_active = collect_done(incount, requests, done);
-        return !any_active || !done.empty();
-    });
-    if (!any_active) {
+    if (!wait_for_some(incount, requests, done)) {
         *outcount = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
