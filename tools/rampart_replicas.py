@@ -152,7 +152,7 @@ def run_job(cmd, env, reports, processes, grace=3.0):
     process has ended (its report says how, or it was killed) and mpiexec
     has not returned within `grace` seconds, it is stopped and the exit code
     is the processes' own."""
-    with tempfile.TemporaryFile("w+") as output:
+    with tempfile.TemporaryFile("w+", errors="replace") as output:
         job = subprocess.Popen(cmd, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
         all_ended_at = None
         while job.poll() is None:

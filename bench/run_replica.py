@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Measures process replication (rampart-run --replicas) against its fair
+baseline on one machine, the same program run natively twice at the same
+time (two independent jobs of n processes, so that both use R x n processes
+on the same cores), and writes bench/results/replica.json; then calls
+plot_replica.py for bench/results/replica_pingpong.png.
+
+- ping-pong latency and bandwidth, 1 B to 4 MiB (R = 2, 2 ranks);
+- CG (NAS class A's order, 14000 rows, 15 x 25 iterations) and 2-D Jacobi
+  (1024 x 1024, 500 sweeps) on 4 ranks: the programs' own time (rank 0);
+- one replica killed in the middle of CG: the extra time, and the time MPI
+  took to tell a survivor;
+- silent corruption: runs with --flip-bits until at least --flips flips were
+  injected, at R = 2 (each must stop the job, reported) and R = 3 (each must be
+  outvoted, the output identical), and fault-free runs (no false alarm).
+
+Runs of the native pair and the replicated job alternate, so that a drift of
+the machine affects both alike; medians are recorded.
+
+usage: bench/run_replica.py [build-dir] [--repeat 5] [--flips 1000] [--only pingpong,apps,kill,corruption]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+here = Path(__file__).resolve().parent
+root = here.parent
+results = here / "results"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+def mpiexec(build):
+    venv = root / ".venv" / "bin" / "mpiexec"
+    return str(venv) if venv.exists() else "mpiexec"
+
+
+def last_json(text):
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise RuntimeError("no JSON in: " + text[-500:])
+
+
+def native_twice(build, n, program):
+    """Two native jobs started together; their results."""
+    cmd = [mpiexec(build), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "-n", str(n)]
+    jobs = [subprocess.Popen(cmd + program, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            for _ in range(2)]
+    return [last_json(j.communicate()[0]) for j in jobs]
+
+
+def replicated(build, n, replicas, program, options=()):
+    """One replicated job: (the program's result, rampart-run's report, exit code)."""
+    cmd = [str(root / "tools" / "rampart-run"), "-n", str(n), "--replicas", str(replicas), "--json",
+           "--replica-lib", str(build / "src" / "replica" / "librampart_replica.so"), *options, "--"] + program
+    p = subprocess.run(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600,
+                       errors="replace")
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"rampart-run printed no report (exit {p.returncode}): {' '.join(cmd)}\n{p.stderr[-3000:]}")
+    result = json.loads(lines[-2]) if len(lines) >= 2 else None
+    return result, json.loads(lines[-1]), p.returncode
+
+
+def pingpong(build, repeat):
+    program = [str(build / "apps/mpi/rampart-mpi-pingpong"), "--json"]
+    native, repl = {}, {}
+    for r in range(repeat):
+        for job in native_twice(build, 2, program):
+            for row in job["sizes"]:
+                native.setdefault(row["bytes"], []).append(row)
+        result, _, _ = replicated(build, 2, 2, program)
+        for row in result["sizes"]:
+            repl.setdefault(row["bytes"], []).append(row)
+        print(f"  ping-pong run {r + 1}/{repeat}", flush=True)
+    rows = []
+    for size in sorted(native):
+        med = lambda rs, k: statistics.median(x[k] for x in rs)
+        row = {"bytes": size,
+               "native_twice_latency_us": med(native[size], "latency_us"),
+               "replicated_latency_us": med(repl[size], "latency_us"),
+               "native_twice_bandwidth_mb_s": med(native[size], "bandwidth_mb_s"),
+               "replicated_bandwidth_mb_s": med(repl[size], "bandwidth_mb_s")}
+        row["latency_ratio"] = row["replicated_latency_us"] / row["native_twice_latency_us"]
+        row["bandwidth_ratio"] = row["replicated_bandwidth_mb_s"] / row["native_twice_bandwidth_mb_s"]
+        rows.append(row)
+        print(f"  {size:>8} B  latency {row['native_twice_latency_us']:9.2f} / {row['replicated_latency_us']:9.2f} us"
+              f"  bandwidth {row['native_twice_bandwidth_mb_s']:8.1f} / {row['replicated_bandwidth_mb_s']:8.1f} MB/s",
+              flush=True)
+    return rows
+
+
+def application(build, name, args, repeat):
+    program = [str(build / "apps/mpi" / f"rampart-mpi-{name}"), "--json", *args]
+    native, repl, sums = [], [], set()
+    for _ in range(repeat):
+        pair = native_twice(build, 4, program)
+        native.append(statistics.mean(x["seconds"] for x in pair))
+        sums |= {x["checksum"] for x in pair}
+        result, _, _ = replicated(build, 4, 2, program)
+        repl.append(result["seconds"])
+        sums.add(result["checksum"])
+    out = {"program": name, "args": args, "ranks": 4, "replicas": 2,
+           "native_twice_seconds": statistics.median(native), "replicated_seconds": statistics.median(repl),
+           "native_runs": native, "replicated_runs": repl, "checksums_equal": len(sums) == 1}
+    out["ratio"] = out["replicated_seconds"] / out["native_twice_seconds"]
+    print(f"  {name}: native twice {out['native_twice_seconds']:.3f} s, replicated {out['replicated_seconds']:.3f} s,"
+          f" ratio {out['ratio']:.3f}, same checksum: {out['checksums_equal']}", flush=True)
+    return out
+
+
+def kill_in_the_middle(build, repeat):
+    program = [str(build / "apps/mpi/rampart-mpi-cg"), "--json"]
+    free, faulty, detect, resent, sums = [], [], [], [], set()
+    for _ in range(repeat):
+        result, _, _ = replicated(build, 4, 2, program)
+        free.append(result["seconds"])
+        sums.add(result["checksum"])
+        half = max(0.05, result["seconds"] / 2)
+        result, report, code = replicated(build, 4, 2, program, ["--kill", f"1.0@{half:.3f}s"])
+        if code != 0 or not report["processes_killed"]:
+            raise RuntimeError(f"the killed run failed or killed nothing: {report}")
+        faulty.append(result["seconds"])
+        detect += report["detect_ms"]
+        resent.append(report["messages_resent"])
+        sums.add(result["checksum"])
+    out = {"program": "cg", "ranks": 4, "replicas": 2, "killed": "replica 0 of rank 1, half-way",
+           "fault_free_seconds": statistics.median(free), "killed_seconds": statistics.median(faulty),
+           "detect_ms": statistics.median(detect), "messages_resent": statistics.median(resent),
+           "fault_free_runs": free, "killed_runs": faulty, "detect_runs_ms": detect, "checksums_equal": len(sums) == 1}
+    out["extra_ms"] = (out["killed_seconds"] - out["fault_free_seconds"]) * 1000
+    print(f"  kill half-way: {out['fault_free_seconds']:.3f} -> {out['killed_seconds']:.3f} s "
+          f"({out['extra_ms']:+.1f} ms), detection {out['detect_ms']:.1f} ms, same checksum {out['checksums_equal']}",
+          flush=True)
+    return out
+
+
+def corruption(build, replicas, flips_wanted, rate):
+    """Runs with injected flips until flips_wanted were injected."""
+    program = [str(build / "apps/mpi/rampart-mpi-jacobi2d"), "--json", "--size", "64", "--iterations", "200"]
+    reference, _, _ = replicated(build, 4, replicas, program)
+    runs = flips = handled = wrong = 0
+    seed = 1
+    while flips < flips_wanted:
+        result, report, code = replicated(build, 4, replicas, program, ["--flip-bits", str(rate), "--seed", str(seed)])
+        seed += 1
+        runs += 1
+        flips += report["bits_flipped"]
+        if replicas == 2:
+            stopped = code == 4 and report["corruptions_detected"] >= 1
+            handled += report["bits_flipped"] if stopped else 0
+            wrong += 0 if stopped or report["bits_flipped"] == 0 else 1
+        else:
+            same = code == 0 and result and result["checksum"] == reference["checksum"]
+            handled += report["bits_flipped"] if same and report["corruptions_detected"] >= 1 else 0
+            wrong += 0 if same else 1
+        if runs % 50 == 0:
+            print(f"  R = {replicas}: {runs} runs, {flips} flips, {handled} handled, {wrong} wrong", flush=True)
+    print(f"  R = {replicas}: {runs} runs, {flips} flips injected, {handled} handled, {wrong} runs wrong", flush=True)
+    return {"replicas": replicas, "program": "jacobi2d --size 64 --iterations 200", "ranks": 4, "rate": rate,
+            "runs": runs, "flips": flips, "handled": handled, "runs_wrong": wrong}
+
+
+def false_alarms(build, runs):
+    alarms = 0
+    for name, args in (("cg", ["--iterations", "2", "--rows", "4000"]), ("halo-any-source", ["--steps", "500"]),
+                       ("jacobi2d", ["--iterations", "100"])):
+        for replicas in (2, 3):
+            for _ in range(runs):
+                _, report, code = replicated(build, 4, replicas, [str(build / "apps/mpi" / f"rampart-mpi-{name}")] + args)
+                alarms += report["corruptions_detected"] + (code != 0)
+    print(f"  fault-free runs: {runs * 6}, false alarms: {alarms}", flush=True)
+    return {"runs": runs * 6, "false_alarms": alarms}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("build", nargs="?", default="build")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--flips", type=int, default=1000)
+    p.add_argument("--only", default="pingpong,apps,kill,corruption",
+                   help="the parts to run (comma-separated); the others keep what replica.json holds")
+    a = p.parse_args()
+    build = Path(a.build).resolve()
+    parts = a.only.split(",")
+    path = results / "replica.json"
+    out = json.loads(path.read_text()) if path.exists() and parts != ["pingpong", "apps", "kill", "corruption"] else {}
+    out.setdefault("commands", {})
+    save = lambda: (results.mkdir(exist_ok=True), path.write_text(json.dumps(out, indent=1) + "\n"))
+    for part in parts:
+        out["commands"][part] = f"bench/run_replica.py {a.build} --repeat {a.repeat} --flips {a.flips}"
+        out.setdefault("load_before", {})[part] = os.getloadavg()[0]
+        if part == "pingpong":
+            print("ping-pong, 2 ranks: native twice / replicated (R = 2)")
+            out["pingpong"] = pingpong(build, a.repeat)
+        elif part == "apps":
+            print("applications, 4 ranks")
+            out["cg"] = application(build, "cg", [], a.repeat)
+            out["jacobi2d"] = application(build, "jacobi2d", ["--size", "1024", "--iterations", "500"], a.repeat)
+        elif part == "kill":
+            print("one replica killed half-way through CG")
+            out["kill"] = kill_in_the_middle(build, a.repeat)
+        elif part == "corruption":
+            print("silent corruption")
+            out["corruption"] = [corruption(build, 2, a.flips, 0.02), corruption(build, 3, a.flips, 0.01)]
+            out["false_alarms"] = false_alarms(build, 10)
+        save()
+    subprocess.run([sys.executable, str(here / "plot_replica.py")], check=False)
+
+
+if __name__ == "__main__":
+    main()
