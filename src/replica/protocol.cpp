@@ -244,21 +244,7 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     kills_.before_message(static_cast<long>(messages_sent + 1));
     prepare_payload(*op);
     pending_[static_cast<std::size_t>(to)][op->number] = op;
-    auto& early = early_acks_[static_cast<std::size_t>(to)];
-    for (int k = 0; k < layout_.replicas(); ++k) {
-        send_op::copy& c = op->to[static_cast<std::size_t>(k)];
-        if (!layout_.alive(to, k)) {
-            c.s = send_op::state::not_needed;
-        } else if (layout_.responsible(rank_, k) == replica_) {
-            start_copy(op, k);
-        } else if (auto it = early.find({op->number, k}); it != early.end()) {
-            c.s = send_op::state::acked;
-            c.hash = it->second;
-            c.hash_known = true;
-            early.erase(it);
-            check_copy_hash(*op, k);
-        }
-    }
+    route(op);
     ++messages_sent;
     kills_.after_message(static_cast<long>(messages_sent));
     finish(*op);

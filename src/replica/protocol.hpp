@@ -148,6 +148,7 @@ private:
 
     // sending.cpp
     void prepare_payload(send_op& op);
+    void route(const std::shared_ptr<send_op>& op);
     void start_copy(const std::shared_ptr<send_op>& op, int replica);
     void apply_ack(int from_process, std::uint64_t number, std::uint64_t hash);
     void check_copy_hash(send_op& op, int replica);

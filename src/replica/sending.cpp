@@ -34,10 +34,7 @@ void protocol::prepare_payload(send_op& op) {
     // it sent.
     const bool flip = flip_rate_ > 0.0 && replica_ == 0 && bytes > 0 &&
                       std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
-    if (!op.buffered && !flip) {
-        op.hash = hash_data(op.buf, op.count, op.type, bytes);
-        return;
-    }
+    if (!op.buffered && !flip) return;  // hashed by route(), once its copies are on their way
     if (op.buffered) wait_until([&] { return buffered_bytes_ + bytes <= buffered_limit; });
     op.payload = contiguous(op.type)
                      ? std::vector<char>(static_cast<const char*>(op.buf), static_cast<const char*>(op.buf) + bytes)
@@ -51,6 +48,34 @@ void protocol::prepare_payload(send_op& op) {
         ++bits_flipped;
     }
     op.hash = hash_bytes(op.payload.data(), op.payload.size());
+}
+
+// The copies of a new message: sent by this process where it is
+// responsible, else awaited as acknowledgements (some may have come). A
+// large message is hashed while its copies travel.
+void protocol::route(const std::shared_ptr<send_op>& op) {
+    for (int k = 0; k < layout_.replicas(); ++k) {
+        if (!layout_.alive(op->dest, k))
+            op->to[static_cast<std::size_t>(k)].s = send_op::state::not_needed;
+        else if (layout_.responsible(rank_, k) == replica_)
+            start_copy(op, k);
+    }
+    if (!op->has_payload) {
+        op->hash = hash_data(op->buf, op->count, op->type, data_bytes(op->count, op->type));
+        for (send_op::copy& c : op->to)
+            if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
+    }
+    auto& early = early_acks_[static_cast<std::size_t>(op->dest)];
+    for (int k = 0; k < layout_.replicas(); ++k) {
+        send_op::copy& c = op->to[static_cast<std::size_t>(k)];
+        auto it = early.find({op->number, k});
+        if (c.s != send_op::state::awaiting_ack || it == early.end()) continue;
+        c.s = send_op::state::acked;
+        c.hash = it->second;
+        c.hash_known = true;
+        early.erase(it);
+        check_copy_hash(*op, k);
+    }
 }
 
 // Sends this process's copy of `op` to replica k of its destination. The
