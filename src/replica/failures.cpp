@@ -69,6 +69,7 @@ void protocol::on_death(int p) {
             if (responsible_before[static_cast<std::size_t>(j)] != replica_ &&
                 layout_.responsible(rank_, j) == replica_)
                 take_over(j);
+    if (r == rank_) check_votes();  // fewer replicas to agree
     for (auto& ops : pending_) {
         std::vector<std::shared_ptr<send_op>> copy;
         for (auto& [number, op] : ops) copy.push_back(op);
@@ -107,7 +108,7 @@ void protocol::settle_receives_from(int process) {
         if (in->source_process != process || in->s != inbound::state::receiving) continue;
         const int rc = PMPI_Wait(&in->request, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS)
-            received(*in);
+            received(in);
         else
             lost_in_flight(in, rc);
     }

@@ -76,7 +76,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     int* tag_ub = nullptr;
     int flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-    if (!flag || *tag_ub < printed_tag) {
+    if (!flag || *tag_ub < vote_tag) {
         if (process_ == 0) std::fprintf(stderr, "rampart-replica: MPI's largest tag is too small for replication\n");
         std::_Exit(3);
     }
@@ -271,7 +271,7 @@ std::shared_ptr<recv_request> protocol::irecv(void* buf, int count, MPI_Datatype
     if (auto in = match_unexpected(*r)) {
         in->target = r;
         r->matched = in;
-        if (in->s == inbound::state::complete) deliver(*in);
+        if (in->accepted) deliver(*in);
         return r;
     }
     posted_.push_back(r);

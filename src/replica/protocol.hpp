@@ -46,6 +46,7 @@ enum control_tag : int {
     die_tag,                     // {}: outvoted (silent corruption): die as if crashed
     done_tag,                    // {}: "my program has ended; I send nothing more"
     printed_tag,                 // (empty): the message that ends the job is printed
+    vote_tag,                    // {source rank, number, hash}: what a sibling replica received (the last tag)
 };
 inline int data_tag(int context, int tag) { return (context << app_tag_bits) | tag; }
 
@@ -88,7 +89,8 @@ struct inbound {
     enum class state : char { receiving, complete, hole } s = state::receiving;
     std::shared_ptr<recv_request> target;  // matched receive, or none: into `buffer`
     std::vector<char> buffer;
-    bool direct = false;  // the receive is into the target's memory
+    bool direct = false;    // the receive is into the target's memory
+    bool accepted = false;  // its copy agrees with the majority of this rank's replicas: the program may have it
 };
 
 class protocol {
@@ -156,7 +158,7 @@ private:
     void finish(send_op& op);
     void decide_corruption(send_op& op);
     void take_over(int dead_replica);
-    void send_control(int process, int tag, std::uint64_t a, std::uint64_t b = 0);
+    void send_control(int process, int tag, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0);
     bool test_controls();
 
     // receiving.cpp
@@ -172,9 +174,16 @@ private:
     void receive(const std::shared_ptr<inbound>& in, MPI_Message* msg, std::vector<char>* bytes_here);
     bool test_inbound();
     void lost_in_flight(const std::shared_ptr<inbound>& in, int rc);
-    void received(inbound& in);
+    void received(const std::shared_ptr<inbound>& in);
     std::shared_ptr<recv_request> match_posted(int source, int tag);
     std::shared_ptr<inbound> match_unexpected(const recv_request& r);
+
+    // votes.cpp
+    void vote_on(const std::shared_ptr<inbound>& in, std::uint64_t hash);
+    void on_vote(int from, std::uint64_t source, std::uint64_t number, std::uint64_t hash);
+    void check_vote(const std::pair<int, std::uint64_t>& key);
+    void check_votes();
+    void accept(inbound& in);
 
     // failures.cpp
     bool check_failures(int rc);
@@ -198,7 +207,7 @@ private:
     std::list<std::shared_ptr<send_op>> sending_;  // with a copy in flight
     struct control_send {
         MPI_Request request = MPI_REQUEST_NULL;
-        std::uint64_t words[2] = {0, 0};
+        std::uint64_t words[3] = {0, 0, 0};
     };
     std::list<control_send> controls_;
     std::size_t buffered_bytes_ = 0;
@@ -233,6 +242,15 @@ private:
     // Silent corruption injection (RAMPART_FLIP_BITS, RAMPART_SEED).
     double flip_rate_ = 0.0;
     std::mt19937_64 flip_random_;
+    // Votes of this rank's replicas on what each of them received, per
+    // (source rank, number), with three replicas or more.
+    struct vote {
+        std::shared_ptr<inbound> in;  // this process's copy, once received
+        std::uint64_t own = 0;
+        std::vector<std::pair<int, std::uint64_t>> others;  // (replica, hash)
+        bool decided = false;
+    };
+    std::map<std::pair<int, std::uint64_t>, vote> votes_;
     std::vector<char> done_from_;  // per process: it said its program ended
     bool any_death_ = false;
     int printed_seen_ = 0;  // the printer of the job's end has printed

@@ -67,15 +67,15 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
         printed_seen_ = 1;
         return;
     }
-    std::uint64_t words[2] = {0, 0};
+    std::uint64_t words[3] = {0, 0, 0};
     int count = 0;
     PMPI_Get_count(&st, MPI_UINT64_T, &count);
-    if (count != 2) {
+    if (count != 3) {
         std::vector<char> junk(1 << 16);
         PMPI_Mrecv(junk.data(), static_cast<int>(junk.size()), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         abort_job(3, "malformed control message from process " + std::to_string(from));
     }
-    PMPI_Mrecv(words, 2, MPI_UINT64_T, &msg, MPI_STATUS_IGNORE);
+    PMPI_Mrecv(words, 3, MPI_UINT64_T, &msg, MPI_STATUS_IGNORE);
     switch (st.MPI_TAG) {
         case ack_tag:
             return apply_ack(from, words[0], words[1]);
@@ -92,6 +92,8 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
         case done_tag:
             done_from_[static_cast<std::size_t>(from)] = 1;
             return;
+        case vote_tag:
+            return on_vote(from, words[0], words[1], words[2]);
         default:
             abort_job(3, "unknown control message (tag " + std::to_string(st.MPI_TAG) + ")");
     }
@@ -194,7 +196,7 @@ void protocol::receive(const std::shared_ptr<inbound>& shared, MPI_Message* msg,
             unpack(*bytes_here, in.bytes, t->buf, t->count, t->type);
         else
             in.buffer = std::move(*bytes_here);
-        received(in);
+        received(shared);
         return;
     }
     int rc;
@@ -225,7 +227,7 @@ bool protocol::test_inbound() {
         if (rc != MPI_SUCCESS)
             lost_in_flight(keep, rc);
         else
-            received(*keep);
+            received(keep);
     }
     return any;
 }
@@ -240,7 +242,8 @@ void protocol::lost_in_flight(const std::shared_ptr<inbound>& in, int rc) {
     holes_[static_cast<std::size_t>(in->source)][in->number] = in;
 }
 
-void protocol::received(inbound& in) {
+void protocol::received(const std::shared_ptr<inbound>& shared) {
+    inbound& in = *shared;
     in.request = MPI_REQUEST_NULL;
     in.s = inbound::state::complete;
     const std::uint64_t hash = in.direct ? hash_data(in.target->buf, in.target->count, in.target->type, in.bytes)
@@ -249,7 +252,7 @@ void protocol::received(inbound& in) {
         const int p = layout_.process(in.source, l);
         if (p != in.source_process && !layout_.dead(p)) send_control(p, ack_tag, in.number, hash);
     }
-    if (in.target) deliver(in);
+    vote_on(shared, hash);
 }
 
 void protocol::deliver(inbound& in) {

@@ -190,8 +190,9 @@ void protocol::finish(send_op& op) {
 }
 
 // Three or more replicas: every copy's hash is known once the message is
-// confirmed. A copy outvoted by the others came from a corrupted sender and
-// corrupted its receiver: both die, and are recovered from as crashes.
+// confirmed. A copy outvoted by the others came from a corrupted sender: it
+// dies, and is recovered from as a crash (its receiver, outvoted by its
+// siblings, dies before using the copy: votes.cpp).
 void protocol::decide_corruption(send_op& op) {
     std::map<std::uint64_t, int> votes;
     int known = 0;
@@ -213,7 +214,6 @@ void protocol::decide_corruption(send_op& op) {
         const send_op::copy& c = op.to[k];
         if (!c.hash_known || c.s == send_op::state::not_needed || c.hash == best->first) continue;
         const int sender = layout_.responsible(rank_, static_cast<int>(k));
-        send_control(layout_.process(op.dest, static_cast<int>(k)), die_tag, 0);
         if (sender == replica_)
             self = true;
         else if (sender >= 0)
@@ -246,11 +246,12 @@ void protocol::take_over(int k) {
     }
 }
 
-void protocol::send_control(int process, int tag, std::uint64_t a, std::uint64_t b) {
+void protocol::send_control(int process, int tag, std::uint64_t a, std::uint64_t b, std::uint64_t c3) {
     control_send& c = controls_.emplace_back();
     c.words[0] = a;
     c.words[1] = b;
-    if (PMPI_Isend(c.words, 2, MPI_UINT64_T, process, tag, MPI_COMM_WORLD, &c.request) != MPI_SUCCESS)
+    c.words[2] = c3;
+    if (PMPI_Isend(c.words, 3, MPI_UINT64_T, process, tag, MPI_COMM_WORLD, &c.request) != MPI_SUCCESS)
         controls_.pop_back();  // a dead peer: nothing to tell it
     if (tag == ack_tag) ++acks_sent;
 }
