@@ -133,7 +133,14 @@ def launch(a, prog, mpiexec):
     cmd += ["-x", "LD_PRELOAD=" + find_library(a.replica_lib)]
     cmd += ["-n", str(a.n * a.replicas)] + prog
     start = time.monotonic()
-    text, code = run_job(cmd, env, reports, a.n * a.replicas)
+    for attempt in range(3):
+        text, code = run_job(cmd, env, reports, a.n * a.replicas)
+        # Open MPI's launcher now and then fails before any process starts:
+        # nothing of the program ran, so it is started again.
+        if glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in text:
+            break
+        print(f"rampart-run: the launcher failed to start (attempt {attempt + 1}); starting it again", file=sys.stderr)
+        time.sleep(1)
     seconds = time.monotonic() - start
     out, err = merge_output(text, a.n)
     sys.stdout.write(out)
