@@ -226,6 +226,7 @@ void protocol::decide_corruption(send_op& op) {
 void protocol::die() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
     while (!controls_.empty() && std::chrono::steady_clock::now() < deadline) test_controls();
+    report_end(*this, "outvoted", 0);
     die_by_order(process_, "outvoted");
 }
 
