@@ -4,41 +4,57 @@
 
 #include <signal.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <stdexcept>
 #include <thread>
 
 namespace rampart::replica::detail {
 
+namespace {
+// One order, R.K@WHEN; false when malformed.
+bool parse_one(const std::string& item, kill_order& k) {
+    char when[64] = {};
+    int used = 0;
+    if (std::sscanf(item.c_str(), "%d.%d@%63s%n", &k.rank, &k.replica, when, &used) != 3 ||
+        used != static_cast<int>(item.size()) || k.rank < 0 || k.replica < 0)
+        return false;
+    const std::string w = when;
+    char* end = nullptr;
+    if (w == "start") {
+        k.at = kill_order::when::start;
+        return true;
+    }
+    if (w.size() > 1 && w.back() == 's' && std::isdigit(static_cast<unsigned char>(w[0]))) {
+        k.at = kill_order::when::seconds;
+        k.seconds = std::strtod(w.c_str(), &end);
+        return end == w.c_str() + w.size() - 1;
+    }
+    for (auto [prefix, at] : {std::pair{"send", kill_order::when::send}, std::pair{"after", kill_order::when::after}}) {
+        const std::string p = prefix;
+        if (w.rfind(p, 0) != 0 || w.size() == p.size() || !std::isdigit(static_cast<unsigned char>(w[p.size()])))
+            continue;
+        k.at = at;
+        k.message = std::strtol(w.c_str() + p.size(), &end, 10);
+        return *end == '\0';
+    }
+    return false;
+}
+}  // namespace
+
 std::vector<kill_order> parse_kill_orders(const std::string& text) {
-    static const std::regex one(R"(^(\d+)\.(\d+)@(start|(\d+(\.\d+)?)s|send(\d+)|after(\d+))$)");
     std::vector<kill_order> out;
     std::size_t from = 0;
     while (from < text.size()) {
         const std::size_t comma = text.find(',', from);
         const std::string item = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
         from = comma == std::string::npos ? text.size() : comma + 1;
-        std::smatch m;
-        if (!std::regex_match(item, m, one))
-            throw std::runtime_error("RAMPART_KILL: '" + item + "': expected RANK.REPLICA@start|1.5s|sendN|afterN");
         kill_order k;
-        k.rank = std::stoi(m[1]);
-        k.replica = std::stoi(m[2]);
-        if (m[3] == "start") {
-            k.at = kill_order::when::start;
-        } else if (m[4].matched) {
-            k.at = kill_order::when::seconds;
-            k.seconds = std::stod(m[4]);
-        } else if (m[6].matched) {
-            k.at = kill_order::when::send;
-            k.message = std::stol(m[6]);
-        } else {
-            k.at = kill_order::when::after;
-            k.message = std::stol(m[7]);
-        }
+        if (!parse_one(item, k))
+            throw std::runtime_error("RAMPART_KILL: '" + item + "': expected RANK.REPLICA@start|1.5s|sendN|afterN");
         out.push_back(k);
     }
     return out;
