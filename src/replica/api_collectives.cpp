@@ -25,6 +25,16 @@ struct even {
     }
 };
 
+// A collective with a root: checks it, then runs the schedule make(c) returns.
+template <class Make>
+int rooted(MPI_Comm comm, int root, const char* fn, Make make) {
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = comm_for(comm, fn, &rc);
+    if (!c) return rc;
+    if ((rc = check_root(c, root, fn))) return rc;
+    return rp::run(make(*c));
+}
+
 }  // namespace
 
 #define RAMPART_COMM(fn)                           \
@@ -80,34 +90,33 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype t
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    RAMPART_COMM("MPI_Gather");
-    if ((rc = check_root(c, root, "MPI_Gather"))) return rc;
-    const even e(c->size(), recvcount);
-    return rp::run(
-        rp::gatherv(sendbuf, sendcount, sendtype, recvbuf, e.counts.data(), e.displs.data(), recvtype, root, c));
+    return rooted(comm, root, "MPI_Gather", [&](rp::communicator& c) {
+        const even e(c.size(), recvcount);
+        return rp::gatherv(sendbuf, sendcount, sendtype, recvbuf, e.counts.data(), e.displs.data(), recvtype, root, &c);
+    });
 }
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    RAMPART_COMM("MPI_Gatherv");
-    if ((rc = check_root(c, root, "MPI_Gatherv"))) return rc;
-    return rp::run(rp::gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c));
+    return rooted(comm, root, "MPI_Gatherv", [&](rp::communicator& c) {
+        return rp::gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &c);
+    });
 }
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    RAMPART_COMM("MPI_Scatter");
-    if ((rc = check_root(c, root, "MPI_Scatter"))) return rc;
-    const even e(c->size(), sendcount);
-    return rp::run(
-        rp::scatterv(sendbuf, e.counts.data(), e.displs.data(), sendtype, recvbuf, recvcount, recvtype, root, c));
+    return rooted(comm, root, "MPI_Scatter", [&](rp::communicator& c) {
+        const even e(c.size(), sendcount);
+        return rp::scatterv(sendbuf, e.counts.data(), e.displs.data(), sendtype, recvbuf, recvcount, recvtype, root,
+                            &c);
+    });
 }
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    RAMPART_COMM("MPI_Scatterv");
-    if ((rc = check_root(c, root, "MPI_Scatterv"))) return rc;
-    return rp::run(rp::scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c));
+    return rooted(comm, root, "MPI_Scatterv", [&](rp::communicator& c) {
+        return rp::scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, &c);
+    });
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,

@@ -151,48 +151,45 @@ schedule_ptr barrier(communicator* c) {
     return s;
 }
 
-schedule_ptr gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
-                     const int* displs, MPI_Datatype recvtype, int root, communicator* c) {
+// Gather and scatter: the root exchanges a piece of its buffer with each
+// rank (receives them, or sends them), the others their own buffer.
+schedule_ptr with_root(bool gather, const void* own, int own_count, MPI_Datatype own_type, const void* whole,
+                       const int* counts, const int* displs, MPI_Datatype whole_type, int root, communicator* c) {
     auto s = std::make_shared<schedule>();
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
+    auto* own_memory = const_cast<void*>(own);  // written when scattering
     if (rank != root) {
-        s->rounds.push_back([=](auto& out) { out.push_back(post_send(sendbuf, sendcount, sendtype, root, tag, c)); });
+        s->rounds.push_back([=](auto& out) {
+            out.push_back(gather ? post_send(own, own_count, own_type, root, tag, c)
+                                 : post_recv(own_memory, own_count, own_type, root, tag, c));
+        });
         return s;
     }
-    std::vector<int> counts(recvcounts, recvcounts + size), where(displs, displs + size);
+    std::vector<int> n(counts, counts + size), where(displs, displs + size);
     s->rounds.push_back([=](auto& out) {
         for (int i = 0; i < size; ++i) {
-            char* at = offset(recvbuf, where[static_cast<std::size_t>(i)], recvtype);
-            const int n = counts[static_cast<std::size_t>(i)];
+            const auto k = static_cast<std::size_t>(i);
+            char* at = const_cast<char*>(offset(whole, where[k], whole_type));
             if (i != rank)
-                out.push_back(post_recv(at, n, recvtype, i, tag, c));
-            else if (sendbuf != MPI_IN_PLACE)
-                copy_data(sendbuf, sendcount, sendtype, at, n, recvtype);
+                out.push_back(gather ? post_recv(at, n[k], whole_type, i, tag, c)
+                                     : post_send(at, n[k], whole_type, i, tag, c));
+            else if (own != MPI_IN_PLACE && gather)
+                copy_data(own, own_count, own_type, at, n[k], whole_type);
+            else if (own != MPI_IN_PLACE)
+                copy_data(at, n[k], whole_type, own_memory, own_count, own_type);
         }
     });
     return s;
 }
 
+schedule_ptr gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                     const int* displs, MPI_Datatype recvtype, int root, communicator* c) {
+    return with_root(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c);
+}
+
 schedule_ptr scatterv(const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype,
                       void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, communicator* c) {
-    auto s = std::make_shared<schedule>();
-    const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
-    if (rank != root) {
-        s->rounds.push_back([=](auto& out) { out.push_back(post_recv(recvbuf, recvcount, recvtype, root, tag, c)); });
-        return s;
-    }
-    std::vector<int> counts(sendcounts, sendcounts + size), where(displs, displs + size);
-    s->rounds.push_back([=](auto& out) {
-        for (int i = 0; i < size; ++i) {
-            const char* at = offset(sendbuf, where[static_cast<std::size_t>(i)], sendtype);
-            const int n = counts[static_cast<std::size_t>(i)];
-            if (i != rank)
-                out.push_back(post_send(at, n, sendtype, i, tag, c));
-            else if (recvbuf != MPI_IN_PLACE)
-                copy_data(at, n, sendtype, recvbuf, recvcount, recvtype);
-        }
-    });
-    return s;
+    return with_root(false, recvbuf, recvcount, recvtype, sendbuf, sendcounts, displs, sendtype, root, c);
 }
 
 schedule_ptr allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
