@@ -38,7 +38,7 @@ protocol& protocol::get() {
     return *instance;
 }
 
-bool protocol::initialized() { return instance && instance->world_; }
+bool protocol::initialized() { return instance && instance->started_; }
 
 void protocol::read_configuration() {
     if (const char* v = std::getenv("RAMPART_FLIP_BITS"); v && *v) {
@@ -103,8 +103,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     stash_.resize(processes);
     done_from_.assign(processes, 0);
     communicators::get().make_predefined(layout_.ranks(), rank_);
-    world_ = communicators::get().world();
-    self_ = communicators::get().self();
+    started_ = true;
     report_start(*this);
     kills_.start(rank_, replica_, process_);
 }

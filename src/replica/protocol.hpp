@@ -111,8 +111,6 @@ public:
     int replica() const { return replica_; }
     int process() const { return process_; }
     bool finalized() const { return finalized_; }
-    communicator* world() const { return world_; }
-    communicator* self() const { return self_; }
 
     /// Starts sending; the request completes when every live replica of the
     /// destination has the message.
@@ -195,8 +193,7 @@ private:
 
     layout layout_;
     int process_ = 0, rank_ = 0, replica_ = 0;
-    communicator* world_ = nullptr;
-    communicator* self_ = nullptr;
+    bool started_ = false;  // MPI_Init has run
 
     // Sending: per destination rank, the next number and the messages whose
     // copies are not all confirmed; acks that came before our own send.

@@ -48,11 +48,6 @@ struct recv_request : request {
     bool done() const override { return complete; }
 };
 
-/// Complete from the start: operations with MPI_PROC_NULL.
-struct null_request : request {
-    bool done() const override { return true; }
-};
-
 /// Holds memory that messages in flight read, until they are done.
 struct keep_alive : request {
     explicit keep_alive(std::shared_ptr<void> what) : hold(std::move(what)) {}
