@@ -13,6 +13,12 @@ What the program prints appears once per logical rank: the processes'
 output is tagged by mpiexec, and each line of a rank is printed once, as
 the majority of its replicas printed it (the first replica that printed it
 when they are fewer than three).
+
+Spares (--spares S): S more processes, after the replicas, wait; when a
+replica dies, one re-creates it at the program's next
+rampart_replica_sync() (docs/replica.md). Its output before that point is
+not shown; its later lines stand for its rank only when no original replica
+of the rank ran to the end (merged_lines).
 """
 import glob
 import json
@@ -25,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-KILL = re.compile(r"^(\d+)\.(\d+)@(start|\d+(\.\d+)?s|send\d+|after\d+)$")
+KILL = re.compile(r"^(\d+)\.(\d+)@(start|recreate\d*|\d+(\.\d+)?s|send\d+|after\d+)$")
 TAGGED = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>: ?(.*)$")
 
 
@@ -34,7 +40,8 @@ def add_arguments(p):
   rampart-run -n 4 --replicas 2 [--flip-bits RATE --seed S] -- ./mpi_program args
 runs an unmodified MPI program with every rank replicated (docs/replica.md).
 --kill then takes RANK.REPLICA@WHEN, WHEN one of start, 1.5s, sendN (as it
-starts its N-th message) or afterN (just after its N-th message left).""")
+starts its N-th message), afterN (just after its N-th message left) or recreate[N]
+(in the N-th spare to re-create that replica, once it has the state; with --spares).""")
     g.add_argument("--replicas", type=int, default=0, metavar="R",
                    help="run R replicas of every rank (RAMPART_REPLICAS); the program needs no change")
     g.add_argument("--flip-bits", type=float, default=0.0, metavar="RATE",
@@ -52,15 +59,15 @@ def check_arguments(p, a):
         return
     if a.replicas < 1:
         p.error("--replicas must be at least 1")
-    if a.spares or a.threads or a.detect_hangs or a.hang or a.error_rate or a.campaign:
-        p.error("--replicas runs a plain MPI program: --spares, --threads, --detect-hangs, --hang, --error-rate "
+    if a.threads or a.detect_hangs or a.hang or a.error_rate or a.campaign:
+        p.error("--replicas runs a plain MPI program: --threads, --detect-hangs, --hang, --error-rate "
                 "and --campaign are for rampart programs")
     if not 0.0 <= a.flip_bits <= 1.0:
         p.error(f"--flip-bits {a.flip_bits}: expected a probability in [0, 1]")
     for k in a.kill:
         m = KILL.match(k)
         if not m:
-            p.error(f"--kill {k}: with --replicas, expected RANK.REPLICA@start|SECONDSs|sendN|afterN, e.g. 1.0@send40")
+            p.error(f"--kill {k}: with --replicas, expected RANK.REPLICA@start|SECONDSs|sendN|afterN|recreate[N], e.g. 1.0@send40")
         if int(m.group(1)) >= a.n or int(m.group(2)) >= a.replicas:
             p.error(f"--kill {k}: no replica {m.group(2)} of rank {m.group(1)} among {a.n} ranks x {a.replicas}")
     if not find_library(a.replica_lib):
@@ -77,37 +84,63 @@ def find_library(explicit):
     return None
 
 
-def merge_output(text, ranks):
-    """The tagged output of all processes, each rank's lines once: line L of
-    rank i as the majority of the replicas that printed an L-th line printed
-    it, in the order the lines first came. Untagged lines (the launcher's)
-    pass as they are. Returns (stdout, stderr)."""
-    lines = {}  # (rank, stream) -> {replica: [lines]}
-    order = []  # (rank, stream, index) in order of first arrival, or an untagged line
-    emitted = set()
+def merge_output(text, ranks, replicas, recreated=None):
+    """The tagged output of all processes, each rank's lines once, in the
+    order the lines first came (merged_lines says which version of a line).
+    Untagged lines (the launcher's) pass as they are. `recreated` maps a
+    spare whose output stands for a rank (recreated_output) to that rank.
+    Returns (stdout, stderr)."""
+    recreated = recreated or {}
+    lines = {}  # (rank, stream) -> {replica, or "spare": [lines]}
+    events = []  # (rank, stream, source, index) as lines came, or an untagged line
     for raw in text.splitlines():
         m = TAGGED.match(raw)
         if not m:
-            order.append(raw)
+            events.append(raw)
             continue
         process, stream, line = int(m.group(1)), m.group(2), m.group(3)
-        rank, replica = process % ranks, process // ranks
-        mine = lines.setdefault((rank, stream), {}).setdefault(replica, [])
+        if process >= ranks * replicas:
+            if process not in recreated:
+                continue
+            rank, source = recreated[process], "spare"
+        else:
+            rank, source = process % ranks, process // ranks
+        mine = lines.setdefault((rank, stream), {}).setdefault(source, [])
         mine.append(line)
-        key = (rank, stream, len(mine) - 1)
-        if key not in emitted:
-            emitted.add(key)
-            order.append(key)
-    out, err = [], []
-    for o in order:
-        if not isinstance(o, tuple):
-            err.append(o)
+        events.append((rank, stream, source, len(mine) - 1))
+    final = {key: merged_lines(by) for key, by in lines.items()}
+    out, err, done = [], [], {}
+    for e in events:
+        if not isinstance(e, tuple):
+            err.append(e)
             continue
-        rank, stream, index = o
-        versions = [ls[index] for ls in lines[(rank, stream)].values() if len(ls) > index]
-        best = Counter(versions).most_common(1)[0][0] if len(versions) >= 3 else versions[0]
-        (out if stream == "stdout" else err).append(best)
+        rank, stream, source, index = e
+        merged, spare_at = final[(rank, stream)]
+        upto = min(index + (spare_at if source == "spare" else 0), len(merged) - 1)
+        target = out if stream == "stdout" else err
+        while done.get((rank, stream), 0) <= upto:
+            target.append(merged[done.get((rank, stream), 0)])
+            done[(rank, stream)] = done.get((rank, stream), 0) + 1
     return "".join(l + "\n" for l in out), "".join(l + "\n" for l in err)
+
+
+def merged_lines(by):
+    """One rank's lines from its replicas' versions: line L as the majority
+    of the replicas that printed an L-th line printed it (the first replica
+    to print it when they are fewer than three). A re-created replica's
+    lines (by["spare"]) follow, without those that repeat the end of the
+    originals' (printed by both between the re-creation and the originals'
+    deaths). Returns (lines, where the re-created replica's first line is)."""
+    originals = [ls for source, ls in by.items() if source != "spare"]
+    merged = []
+    for i in range(max(map(len, originals), default=0)):
+        versions = [ls[i] for ls in originals if len(ls) > i]
+        merged.append(Counter(versions).most_common(1)[0][0] if len(versions) >= 3 else versions[0])
+    spare = by.get("spare")
+    if spare is None:
+        return merged, 0
+    overlap = max(k for k in range(min(len(merged), len(spare)) + 1) if merged[len(merged) - k:] == spare[:k])
+    return merged + spare[overlap:], len(merged) - overlap
 
 
 def launch(a, prog, mpiexec):
@@ -116,6 +149,7 @@ def launch(a, prog, mpiexec):
     reports = tempfile.mkdtemp(prefix="rampart-run-")
     env["RAMPART_REPORT"] = os.path.join(reports, "rank")
     env["RAMPART_REPLICAS"] = str(a.replicas)
+    env["RAMPART_REPLICA_SPARES"] = str(a.spares)
     if "ASAN_OPTIONS" in env:  # a sanitized build: its library is preloaded before the runtime
         env["ASAN_OPTIONS"] += ":verify_asan_link_order=0"
     if a.kill:
@@ -126,15 +160,17 @@ def launch(a, prog, mpiexec):
     if os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag"]
-    for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_KILL", "RAMPART_FLIP_BITS", "RAMPART_SEED"):
+    for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_REPLICA_SPARES", "RAMPART_KILL", "RAMPART_FLIP_BITS",
+                 "RAMPART_SEED"):
         if name in env:
             cmd += ["-x", name]
     # The program's processes only, not the launcher.
     cmd += ["-x", "LD_PRELOAD=" + find_library(a.replica_lib)]
-    cmd += ["-n", str(a.n * a.replicas)] + prog
+    processes = a.n * a.replicas + a.spares
+    cmd += ["-n", str(processes)] + prog
     start = time.monotonic()
     for attempt in range(3):
-        text, code = run_job(cmd, env, reports, a.n * a.replicas)
+        text, code = run_job(cmd, env, reports, processes)
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
         if glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in text:
@@ -142,7 +178,7 @@ def launch(a, prog, mpiexec):
         print(f"rampart-run: the launcher failed to start (attempt {attempt + 1}); starting it again", file=sys.stderr)
         time.sleep(1)
     seconds = time.monotonic() - start
-    out, err = merge_output(text, a.n)
+    out, err = merge_output(text, a.n, a.replicas, recreated_output(reports, a.n * a.replicas))
     sys.stdout.write(out)
     sys.stderr.write(err)
     report = summarize(a, reports, code, seconds)
@@ -151,6 +187,15 @@ def launch(a, prog, mpiexec):
         os.remove(f)
     os.rmdir(reports)
     return report, seconds
+
+
+def recreated_output(reports, originals):
+    """Spares whose output stands for their rank: those that re-created a
+    replica of a rank none of whose original replicas ran to the end."""
+    processes, _ = read_reports(reports)
+    finished = {p["rank"] for p in processes.values() if p["process"] < originals and p.get("ended") == "normal"}
+    return {p["process"]: p["rank"] for p in processes.values()
+            if p.get("recreated") and p.get("ended") == "normal" and p["rank"] not in finished}
 
 
 def run_job(cmd, env, reports, processes, grace=3.0):
@@ -240,6 +285,13 @@ def summarize(a, reports, mpiexec_code, seconds):
         "bits_flipped": total("bits_flipped"),
         "corruptions_detected": total("corruptions_detected"),
         "corruptions": corruptions,
+        "spares": a.spares,
+        "replicas_recreated": [{"process": p["process"], "rank": p["rank"], "replica": p["replica"],
+                                "at_sync": p["recreated"]["sync"], "state_bytes": p["recreated"]["state_bytes"],
+                                "ms": round((p["recreated"]["done_us"] - p["recreated"]["began_us"]) / 1000.0, 2),
+                                "ran_to_end": p.get("ended") == "normal"}
+                               for p in sorted(processes.values(), key=lambda p: p["process"]) if p.get("recreated")],
+        "states_sent": total("states_sent"),
     }
 
 
@@ -249,6 +301,9 @@ def print_report(a, report):
              f"  processes killed: {', '.join(map(str, report['processes_killed'])) or 'none'}; "
              f"messages sent: {report['messages_sent']}, re-sent: {report['messages_resent']}, "
              f"duplicates dropped: {report['duplicates_dropped']}, acknowledgements: {report['acks_sent']}"]
+    for r in report["replicas_recreated"]:
+        lines.append(f"  replica {r['replica']} of rank {r['rank']} re-created by process {r['process']} at sync "
+                     f"{r['at_sync']} in {r['ms']} ms ({r['state_bytes']} bytes of state)")
     if a.flip_bits:
         lines.append(f"  bits flipped: {report['bits_flipped']}, corruptions detected: "
                      f"{report['corruptions_detected']}")

@@ -118,4 +118,8 @@ int rampart_replica_id(void) {
 
 int rampart_replica_count(void) { return rp::protocol::initialized() ? rp::protocol::get().where().replicas() : 1; }
 
+void rampart_replica_protect(void* data, size_t bytes) { rp::started("rampart_replica_protect").protect(data, bytes); }
+
+void rampart_replica_sync(void) { rp::started("rampart_replica_sync").sync(); }
+
 }  // extern "C"

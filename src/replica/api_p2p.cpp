@@ -154,6 +154,9 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     if (int rc = check_call(0, MPI_BYTE, source, tag, comm, true, "MPI_Probe", &c)) return rc;
     rp::protocol& p = rp::protocol::get();
     if (source == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (p.replaying() && !p.probe(source, tag, c, c->p2p(), status))
+        p.abort_job(3, "the re-created replica of rank " + std::to_string(p.rank()) +
+                           " probes in its set-up for a message its survivor never received there");
     p.wait_until([&] { return p.probe(source, tag, c, c->p2p(), status) != nullptr; });
     return MPI_SUCCESS;
 }

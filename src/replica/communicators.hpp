@@ -40,6 +40,7 @@ public:
     static communicators& get();
     void make_predefined(int ranks, int my_rank);
     communicator* world() const { return world_; }
+    const std::vector<communicator*>& all() const { return all_; }
     communicator* self() const { return self_; }
 
     /// The communicator behind a handle; nullptr for one this layer did not

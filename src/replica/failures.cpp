@@ -56,6 +56,7 @@ void protocol::on_death(int p) {
     ++replicas_lost;
     report_death(*this, p);
     stash_[static_cast<std::size_t>(p)].clear();
+    if (p == coordination_.spare && !coordination_.go) forget_recreation();
     const int r = layout_.rank_of(p), k = layout_.replica_of(p);
     if (r < 0) return;  // a spare
     if (layout_.live_replicas(r) == 0 && !rank_ended(r)) lost_every_replica(r);

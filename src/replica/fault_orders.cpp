@@ -28,12 +28,18 @@ bool parse_one(const std::string& item, kill_order& k) {
         k.at = kill_order::when::start;
         return true;
     }
+    if (w == "recreate") {
+        k.at = kill_order::when::recreate;
+        k.message = 1;
+        return true;
+    }
     if (w.size() > 1 && w.back() == 's' && std::isdigit(static_cast<unsigned char>(w[0]))) {
         k.at = kill_order::when::seconds;
         k.seconds = std::strtod(w.c_str(), &end);
         return end == w.c_str() + w.size() - 1;
     }
-    for (auto [prefix, at] : {std::pair{"send", kill_order::when::send}, std::pair{"after", kill_order::when::after}}) {
+    for (auto [prefix, at] : {std::pair{"send", kill_order::when::send}, std::pair{"after", kill_order::when::after},
+                              std::pair{"recreate", kill_order::when::recreate}}) {
         const std::string p = prefix;
         if (w.rfind(p, 0) != 0 || w.size() == p.size() || !std::isdigit(static_cast<unsigned char>(w[p.size()])))
             continue;
@@ -54,7 +60,7 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         from = comma == std::string::npos ? text.size() : comma + 1;
         kill_order k;
         if (!parse_one(item, k))
-            throw std::runtime_error("RAMPART_KILL: '" + item + "': expected RANK.REPLICA@start|1.5s|sendN|afterN");
+            throw std::runtime_error("RAMPART_KILL: '" + item + "': expected RANK.REPLICA@start|1.5s|sendN|afterN|recreate[N]");
         out.push_back(k);
     }
     return out;
@@ -86,6 +92,14 @@ void fault_orders::start(int rank, int replica, int process) {
                 die_by_order(p, "time");
             }).detach();
     }
+}
+
+void fault_orders::recreating(int rank, int replica, int nth, int process) const {
+    const char* text = std::getenv("RAMPART_KILL");
+    if (!text || !*text) return;
+    for (const kill_order& k : parse_kill_orders(text))
+        if (k.rank == rank && k.replica == replica && k.at == kill_order::when::recreate && k.message == nth)
+            die_by_order(process, "recreate");
 }
 
 void fault_orders::before_message(long n) const {

@@ -9,6 +9,9 @@
 //                     messages of collectives count too)
 //         afterN      just after its N-th message left for its receivers
 //                     (a large one is then on its way)
+//         recreate    in the spare that re-creates replica K of rank R,
+//                     once it has the survivor's state (before it resumes);
+//                     recreateN: in the N-th spare to re-create it
 
 #include <string>
 #include <vector>
@@ -17,7 +20,7 @@ namespace rampart::replica::detail {
 
 struct kill_order {
     int rank = 0, replica = 0;
-    enum class when { start, seconds, send, after } at = when::start;
+    enum class when { start, seconds, send, after, recreate } at = when::start;
     double seconds = 0;
     long message = 0;
 };
@@ -31,6 +34,9 @@ public:
     void start(int rank, int replica, int process);
     void before_message(long n) const;  // n counts from 1
     void after_message(long n) const;
+    /// This spare has the state of replica `replica` of `rank`, which it
+    /// re-creates for the `nth` time (counted from 1).
+    void recreating(int rank, int replica, int nth, int process) const;
 
 private:
     std::vector<kill_order> mine_;

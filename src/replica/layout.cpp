@@ -26,6 +26,12 @@ layout::layout(int processes, int replicas, int spares) : replicas_(replicas) {
         }
 }
 
+void layout::assign(int rank, int replica, int process) {
+    process_of_[static_cast<std::size_t>(rank * replicas_ + replica)] = process;
+    rank_of_[static_cast<std::size_t>(process)] = rank;
+    replica_of_[static_cast<std::size_t>(process)] = replica;
+}
+
 int layout::live_replicas(int rank) const {
     int n = 0;
     for (int k = 0; k < replicas_; ++k) n += alive(rank, k) ? 1 : 0;

@@ -19,6 +19,9 @@ public:
     int ranks() const { return ranks_; }
     int replicas() const { return replicas_; }
     int processes() const { return static_cast<int>(dead_.size()); }
+    int spares() const { return processes() - ranks_ * replicas_; }
+    /// Started as a spare (it may have re-created a replica since).
+    bool spare(int process) const { return process >= ranks_ * replicas_; }
 
     int process(int rank, int replica) const {
         return process_of_[static_cast<std::size_t>(rank * replicas_ + replica)];
@@ -30,6 +33,8 @@ public:
     bool dead(int process) const { return dead_[static_cast<std::size_t>(process)] != 0; }
     bool alive(int rank, int replica) const { return !dead(process(rank, replica)); }
     void mark_dead(int process) { dead_[static_cast<std::size_t>(process)] = 1; }
+    /// A spare re-created replica `replica` of `rank`: it is that replica now.
+    void assign(int rank, int replica, int process);
     int live_replicas(int rank) const;
 
     /// The replica of `rank` that sends on behalf of its replica `replica`:

@@ -46,8 +46,19 @@ enum control_tag : int {
     die_tag,                     // {}: outvoted (silent corruption): die as if crashed
     done_tag,                    // {}: "my program has ended; I send nothing more"
     printed_tag,                 // (empty): the message that ends the job is printed
-    vote_tag,                    // {source rank, number, hash}: what a sibling replica received (the last tag)
+    // Re-creating a lost replica (recreation.cpp): between the spare that
+    // re-creates it and the processes of the program.
+    query_tag,    // {}: "how many syncs have you passed? pass no more until I decide"
+    synced_tag,   // {syncs passed, sync_answer}
+    decide_tag,   // {rank, replica, sync}: the spare becomes that replica at that sync
+    arrived_tag,  // {sync}: this process is at the sync of a re-creation
+    go_tag,       // {rank, replica, survivor process}: the spare is that replica from now on
+    joined_tag,   // {}: this process knows the spare is that replica
+    abandon_tag,  // {}: the re-creation is off
+    state_tag,    // bytes: the survivor's state for the re-created replica
+    vote_tag,     // {source rank, number, hash}: what a sibling replica received (the last tag)
 };
+enum class sync_answer : std::uint64_t { ready, ended, cannot };
 inline int data_tag(int context, int tag) { return (context << app_tag_bits) | tag; }
 
 /// A message sent by this process: one per (destination rank, number).
@@ -106,11 +117,17 @@ public:
     [[noreturn]] void abort_job(int code, const std::string& message);
     void deliver(inbound& in);
 
+    /// rampart_replica_protect and rampart_replica_sync (recreation.cpp).
+    void protect(void* data, std::size_t bytes);
+    void sync();
+
     const layout& where() const { return layout_; }
     int rank() const { return rank_; }
     int replica() const { return replica_; }
     int process() const { return process_; }
     bool finalized() const { return finalized_; }
+    /// A re-created replica running the program's set-up again.
+    bool replaying() const { return replaying_; }
 
     /// Starts sending; the request completes when every live replica of the
     /// destination has the message.
@@ -134,6 +151,12 @@ public:
     // Counters, for the report.
     std::uint64_t messages_sent = 0, acks_sent = 0, acks_received = 0, resent = 0, duplicates_dropped = 0,
                   bits_flipped = 0, corruptions_detected = 0, replicas_lost = 0;
+    // Re-creation: states this process sent as a survivor; for a spare that
+    // re-created a replica, when it began (its query) and when it had the
+    // state, in microseconds since the epoch, and the state's size.
+    std::uint64_t states_sent = 0, state_bytes = 0;
+    std::int64_t recreation_began_us = 0, recreation_done_us = 0;
+    long syncs() const { return syncs_; }
 
 private:
     protocol() = default;
@@ -182,6 +205,32 @@ private:
     void check_vote(const std::pair<int, std::uint64_t>& key);
     void check_votes();
     void accept(inbound& in);
+
+    // recreation.cpp: the spare's side
+    void serve_as_spare();  // returns once this spare is a replica
+    bool program_ended() const;
+    bool may_coordinate(int* rank, int* replica) const;
+    bool recreate(int rank, int replica);
+    bool gather_replies(std::uint64_t* sync);
+    bool wait_for_all(const std::vector<char>& from);
+    void abandon();
+    void broadcast(int tag, std::uint64_t a = 0, std::uint64_t b = 0, std::uint64_t c = 0);
+    // recreation.cpp: the program's side
+    bool held(long number) const;
+    void join_recreation(long number);
+    void on_recreation_control(int from, int tag, const std::uint64_t* words);
+    void on_go(int from, int rank, int replica, int survivor);
+    void forget_recreation();
+
+    // replica_state.cpp
+    void snapshot();
+    void send_state(int to);
+    void on_state(MPI_Message msg, const MPI_Status& st);
+    void install_state();
+    void log_delivery(const inbound& in);
+    bool replay_receive(recv_request& r);
+    const inbound* replay_probe(int source, int tag, communicator* comm, int context, MPI_Status* status);
+    void finish_replay();
 
     // failures.cpp
     bool check_failures(int rc);
@@ -252,6 +301,48 @@ private:
     bool any_death_ = false;
     int printed_seen_ = 0;  // the printer of the job's end has printed
     bool finalized_ = false;
+
+    // Re-creation of lost replicas by spares (recreation.cpp).
+    long syncs_ = 0;  // rampart_replica_sync calls returned
+    struct coordination {
+        int spare = -1;       // the spare re-creating a replica, or none
+        long hold_after = 0;  // this process passes no sync beyond it until the spare decides
+        int rank = -1, replica = -1;
+        long sync = 0;  // decided: the sync at which it happens
+        bool go = false;
+        int survivor = -1;  // sends the spare its state
+    } coordination_;
+    int deferred_query_ = -1;  // a spare that asked while another's re-creation was under way
+    // The spare's view of the others: answers to its query, arrivals, joins.
+    std::vector<std::uint64_t> answers_;
+    std::vector<char> answered_, arrived_, joined_;
+    std::vector<char> used_spare_;  // per process: a spare that took a replica's place
+    std::vector<int> recreations_;  // per replica (rank * R + replica): how often spares took its place
+    bool recreation_impossible_ = false;
+
+    // What a survivor sends a re-created replica (replica_state.cpp).
+    struct region {
+        void* data;
+        std::size_t bytes;
+    };
+    std::vector<region> regions_;
+    struct logged_message {
+        int source = 0, tag = 0;
+        std::vector<char> bytes;
+        bool taken = false;
+    };
+    // The messages this process's program received before its first sync,
+    // kept when there are spares: a re-created replica runs the program's
+    // set-up again and takes them from here instead of from the senders.
+    std::vector<logged_message> setup_log_;
+    std::size_t setup_log_bytes_ = 0;
+    bool logging_ = false, setup_log_lost_ = false;
+    std::vector<char> snapshot_;  // the state at the sync of a re-creation
+    std::vector<char> state_;     // received, until the program's first sync takes the regions
+    bool have_state_ = false;
+    bool replaying_ = false;  // a re-created replica running the set-up again
+    int saved_stdout_ = -1;
+    inbound replayed_;  // what replay_probe found
 };
 
 }  // namespace rampart::replica::detail

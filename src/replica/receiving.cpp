@@ -62,6 +62,7 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
     const int from = st.MPI_SOURCE;
     if (st.MPI_TAG < control_tag_base) return on_data(from, msg, st);
     if (st.MPI_TAG == abort_tag) on_abort(msg, st);
+    if (st.MPI_TAG == state_tag) return on_state(msg, st);
     if (st.MPI_TAG == printed_tag) {
         PMPI_Mrecv(nullptr, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         printed_seen_ = 1;
@@ -94,6 +95,14 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
             return;
         case vote_tag:
             return on_vote(from, words[0], words[1], words[2]);
+        case query_tag:
+        case synced_tag:
+        case decide_tag:
+        case arrived_tag:
+        case go_tag:
+        case joined_tag:
+        case abandon_tag:
+            return on_recreation_control(from, st.MPI_TAG, words);
         default:
             abort_job(3, "unknown control message (tag " + std::to_string(st.MPI_TAG) + ")");
     }
@@ -261,6 +270,7 @@ void protocol::deliver(inbound& in) {
     if (!in.direct) unpack(in.buffer, std::min(capacity, in.bytes), r.buf, r.count, r.type);
     fill_status(r.status, in, r.comm);
     if (in.bytes > capacity) r.status.MPI_ERROR = MPI_ERR_TRUNCATE;
+    if (logging_) log_delivery(in);
     in.buffer = {};
     r.matched = nullptr;
     r.complete = true;

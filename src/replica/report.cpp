@@ -53,6 +53,8 @@ void add_counters(const protocol& p) {
     j["bits_flipped"] = p.bits_flipped;
     j["corruptions_detected"] = p.corruptions_detected;
     j["deaths_seen"] = p.replicas_lost;
+    j["states_sent"] = p.states_sent;
+    j["syncs"] = p.syncs();
 }
 }  // namespace
 
@@ -68,6 +70,17 @@ void report_end(const protocol& p, const std::string& ended, int exit_code) {
 void report_death(const protocol& p, int process) {
     state()["deaths"].push_back({{"process", process}, {"seen_us", now_us()}});
     add_counters(p);
+    write(p);
+}
+
+void report_recreated(const protocol& p) {
+    auto& j = state();
+    j["rank"] = p.rank();
+    j["replica"] = p.replica();
+    j["recreated"] = {{"began_us", p.recreation_began_us},
+                      {"done_us", p.recreation_done_us},
+                      {"state_bytes", p.state_bytes},
+                      {"sync", p.syncs() + 1}};
     write(p);
 }
 

@@ -15,6 +15,8 @@ void report_start(const protocol& p);
 void report_end(const protocol& p, const std::string& ended, int exit_code = 0);
 /// This process learnt that `process` died.
 void report_death(const protocol& p, int process);
+/// This spare re-created a replica (its rank and replica are the new ones).
+void report_recreated(const protocol& p);
 /// A difference between replicas' copies; `replica` -1: outvoted copies.
 void report_corruption(const protocol& p, const send_op& op, int replica);
 

@@ -8,6 +8,9 @@ usage: test_replication.py RAMPART_RUN MPIEXEC LIBRARY EXPECT -n N [rampart-run 
 EXPECT:
   identical      exit 0, the native checksum, and every --kill done (and,
                  with --flip-bits, flips injected and corrections made)
+  identical,recreated=N
+                 the same, and N spares re-created a replica and ran it to
+                 the end
   lost=R         the job ends non-zero, naming rank R once as having lost
                  every replica
   detected       (--flip-bits, R = 2) the job stops with one report of
@@ -65,6 +68,9 @@ def main():
     report = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
     if report is None:
         fail(f"rampart-run printed no report (exit {p.returncode})")
+    recreated = None
+    if expect.startswith("identical,recreated="):
+        expect, recreated = "identical", int(expect.split("=")[1])
     if expect == "identical":
         ref = native(mpiexec, n, program)
         got = checksum(p.stdout)
@@ -77,6 +83,12 @@ def main():
             fail(f"{len(kills)} kills ordered, {len(report['processes_killed'])} done: the faults did not happen")
         if "--flip-bits" in options and (report["bits_flipped"] < 1 or report["corruptions_detected"] < 1):
             fail(f"flips {report['bits_flipped']}, corrections {report['corruptions_detected']}: none handled")
+        done = [r for r in report["replicas_recreated"] if r["ran_to_end"]]
+        if recreated is not None and len(done) != recreated:
+            fail(f"{len(done)} replicas re-created and run to the end, expected {recreated}: "
+                 f"{report['replicas_recreated']}")
+        if recreated:
+            print(f"re-created: {done}")
         print(f"PASS: identical to the native run, {len(report['processes_killed'])} processes killed, "
               f"{report['messages_resent']} messages sent again, {report['bits_flipped']} bits flipped")
     elif expect.startswith("lost="):
