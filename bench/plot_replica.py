@@ -2,7 +2,8 @@
 """Plots bench/results/replica.json: ping-pong latency and bandwidth against
 message size, the same program natively twice at once against replicated
 (R = 2), with the replicated/native ratio on a second axis (like Fig. 7 of
-the SDR-MPI paper). Writes bench/results/replica_pingpong.png.
+the SDR-MPI paper); dashed, the runs whose jobs started their sweeps at one
+instant. Writes bench/results/replica_pingpong.png.
 """
 import json
 from pathlib import Path
@@ -25,6 +26,12 @@ lat.set(xscale="log", yscale="log", xlabel="message size (bytes)", ylabel="laten
 bw.plot(sizes, [r["native_twice_bandwidth_mb_s"] for r in rows], "o-", label="native, twice at once")
 bw.plot(sizes, [r["replicated_bandwidth_mb_s"] for r in rows], "s-", label="replicated, R = 2")
 bw.set(xscale="log", xlabel="message size (bytes)", ylabel="bandwidth (MB/s)", title="ping-pong bandwidth")
+together = data.get("pingpong_together")
+if together:
+    ts = [r["bytes"] for r in together]
+    for ax, unit in ((lat, "latency_us"), (bw, "bandwidth_mb_s")):
+        ax.plot(ts, [r["native_twice_" + unit] for r in together], "o--", label="native twice, sweeps started together")
+        ax.plot(ts, [r["replicated_" + unit] for r in together], "s--", label="replicated, same start")
 for ax, key in ((lat, "latency_ratio"), (bw, "bandwidth_ratio")):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left")

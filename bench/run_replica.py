@@ -5,19 +5,28 @@ time (two independent jobs of n processes, so that both use R x n processes
 on the same cores), and writes bench/results/replica.json; then calls
 plot_replica.py for bench/results/replica_pingpong.png.
 
-- ping-pong latency and bandwidth, 1 B to 4 MiB (R = 2, 2 ranks);
+- ping-pong latency and bandwidth, 1 B to 4 MiB (R = 2, 2 ranks); as
+  launched (part pingpong), and with every job's sweep starting at one
+  wall-clock instant (part pingpong_together): each small size lasts a few
+  milliseconds, and two native jobs launched milliseconds apart otherwise
+  measure their small sizes while the other job is not yet running;
 - CG (NAS class A's order, 14000 rows, 15 x 25 iterations) and 2-D Jacobi
   (1024 x 1024, 500 sweeps) on 4 ranks: the programs' own time (rank 0);
 - one replica killed in the middle of CG: the extra time, and the time MPI
   took to tell a survivor;
 - silent corruption: runs with --flip-bits until at least --flips flips were
   injected, at R = 2 (each must stop the job, reported) and R = 3 (each must be
-  outvoted, the output identical), and fault-free runs (no false alarm).
+  outvoted, the output identical), and fault-free runs (no false alarm);
+- re-created replicas (part recreate): a ring heat program that names its
+  state, fault-free without and with a spare, and with a replica killed and
+  re-created by the spare: the time from the spare's first question to the
+  state in place, and the runs' wall times.
 
 Runs of the native pair and the replicated job alternate, so that a drift of
 the machine affects both alike; medians are recorded.
 
-usage: bench/run_replica.py [build-dir] [--repeat 5] [--flips 1000] [--only pingpong,apps,kill,corruption]
+usage: bench/run_replica.py [build-dir] [--repeat 5] [--flips 1000]
+                            [--only pingpong,pingpong_together,apps,kill,corruption,recreate]
 """
 import argparse
 import json
@@ -68,14 +77,16 @@ def replicated(build, n, replicas, program, options=()):
     return result, json.loads(lines[-1]), p.returncode
 
 
-def pingpong(build, repeat):
+def pingpong(build, repeat, together=False):
     program = [str(build / "apps/mpi/rampart-mpi-pingpong"), "--json"]
+    # Launching takes well under 2 s on this machine.
+    start_at = lambda: ["--start-at", f"{time.time() + 2.0:.3f}"] if together else []
     native, repl = {}, {}
     for r in range(repeat):
-        for job in native_twice(build, 2, program):
+        for job in native_twice(build, 2, program + start_at()):
             for row in job["sizes"]:
                 native.setdefault(row["bytes"], []).append(row)
-        result, _, _ = replicated(build, 2, 2, program)
+        result, _, _ = replicated(build, 2, 2, program + start_at())
         for row in result["sizes"]:
             repl.setdefault(row["bytes"], []).append(row)
         print(f"  ping-pong run {r + 1}/{repeat}", flush=True)
@@ -167,6 +178,36 @@ def corruption(build, replicas, flips_wanted, rate):
             "runs": runs, "flips": flips, "handled": handled, "runs_wrong": wrong}
 
 
+def recreation(build, repeat):
+    program = [str(build / "tests/mpi/replica_recreation"), "2000", "100000"]
+    kills = ["--kill", "1.1@send2000", "--kill", "1.0@send8000"]
+    runs = {"no_spare": [], "one_spare": [], "recreated": []}
+    took_ms, state_bytes, outputs = [], set(), set()
+    for _ in range(repeat):
+        for name, options in (("no_spare", []), ("one_spare", ["--spares", "1"]),
+                              ("recreated", ["--spares", "1", *kills])):
+            cmd = [str(root / "tools" / "rampart-run"), "-n", "4", "--replicas", "2", "--json", "--replica-lib",
+                   str(build / "src" / "replica" / "librampart_replica.so"), *options, "--"] + program
+            p = subprocess.run(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+            report = last_json(p.stdout)
+            done = [r for r in report["replicas_recreated"] if r["ran_to_end"]]
+            if p.returncode != 0 or (name == "recreated" and len(done) != 1):
+                raise RuntimeError(f"{name}: exit {p.returncode}, {report['replicas_recreated']}\n{p.stderr[-2000:]}")
+            runs[name].append(report["seconds"])
+            outputs.add(re.findall(r"checksum ([0-9a-f]{16})", p.stdout)[-1])
+            took_ms += [r["ms"] for r in done]
+            state_bytes |= {r["state_bytes"] for r in done}
+    out = {"program": "replica_recreation 2000 100000 (heat on a ring, 4 ranks, R = 2)",
+           "kills": "replica 1 of rank 1 at its 2000th message, then replica 0 of rank 1 at its 8000th",
+           "recreation_ms": statistics.median(took_ms), "recreation_runs_ms": took_ms,
+           "state_bytes": sorted(state_bytes), "checksums_equal": len(outputs) == 1,
+           **{f"{k}_seconds": statistics.median(v) for k, v in runs.items()}, "runs_seconds": runs}
+    print(f"  re-creation {out['recreation_ms']:.1f} ms (median of {len(took_ms)}); whole runs: no spare "
+          f"{out['no_spare_seconds']:.3f} s, one spare {out['one_spare_seconds']:.3f} s, re-created "
+          f"{out['recreated_seconds']:.3f} s; same checksum {out['checksums_equal']}", flush=True)
+    return out
+
+
 def false_alarms(build, runs):
     alarms = 0
     for name, args in (("cg", ["--iterations", "2", "--rows", "4000"]), ("halo-any-source", ["--steps", "500"]),
@@ -184,13 +225,13 @@ def main():
     p.add_argument("build", nargs="?", default="build")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--flips", type=int, default=1000)
-    p.add_argument("--only", default="pingpong,apps,kill,corruption",
+    p.add_argument("--only", default="pingpong,pingpong_together,apps,kill,corruption,recreate",
                    help="the parts to run (comma-separated); the others keep what replica.json holds")
     a = p.parse_args()
     build = Path(a.build).resolve()
     parts = a.only.split(",")
     path = results / "replica.json"
-    out = json.loads(path.read_text()) if path.exists() and parts != ["pingpong", "apps", "kill", "corruption"] else {}
+    out = json.loads(path.read_text()) if path.exists() and len(parts) < 6 else {}
     out.setdefault("commands", {})
     save = lambda: (results.mkdir(exist_ok=True), path.write_text(json.dumps(out, indent=1) + "\n"))
     for part in parts:
@@ -199,6 +240,12 @@ def main():
         if part == "pingpong":
             print("ping-pong, 2 ranks: native twice / replicated (R = 2)")
             out["pingpong"] = pingpong(build, a.repeat)
+        elif part == "pingpong_together":
+            print("ping-pong, 2 ranks, every job's sweep started at one instant: native twice / replicated (R = 2)")
+            out["pingpong_together"] = pingpong(build, a.repeat, together=True)
+        elif part == "recreate":
+            print("re-created replicas, 4 ranks, R = 2")
+            out["recreate"] = recreation(build, a.repeat)
         elif part == "apps":
             print("applications, 4 ranks")
             out["cg"] = application(build, "cg", [], a.repeat)

@@ -9,7 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -54,11 +56,15 @@ int main(int argc, char** argv) {
     std::size_t min_bytes = 1, max_bytes = 4u << 20;
     double scale = 1.0;
     bool json = false;
+    double start_at = 0.0;
     app.add_option("--min-bytes", min_bytes, "smallest message")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
     app.add_option("--max-bytes", max_bytes, "largest message")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
     app.add_option("--scale", scale, "multiplies the round trips of every size")->check(CLI::Range(0.001, 1000.0));
+    app.add_option("--start-at", start_at,
+                   "wall-clock time (seconds since the Unix epoch) at which the sweep starts, so that jobs run "
+                   "together measure together");
     app.add_flag("--json", json, "print the result as one JSON object");
     CLI11_PARSE(app, argc, argv);
 
@@ -70,6 +76,9 @@ int main(int argc, char** argv) {
     std::vector<char> buf(max_bytes);
     for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>(i * 31 + 7);
     std::uint64_t sum = mpi_programs::checksum(nullptr, 0);
+    if (start_at > 0.0)
+        std::this_thread::sleep_until(std::chrono::system_clock::time_point(
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(start_at))));
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (std::size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
         // Fewer round trips for larger messages: about 64 MiB each way.
