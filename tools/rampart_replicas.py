@@ -101,6 +101,8 @@ def merge_output(text, ranks, replicas, recreated=None):
         process, stream, line = int(m.group(1)), m.group(2), m.group(3)
         if process >= ranks * replicas:
             if process not in recreated:
+                if stream == "stderr":  # a spare's own error (its replay's output is hidden)
+                    events.append(line)
                 continue
             rank, source = recreated[process], "spare"
         else:

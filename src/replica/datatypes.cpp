@@ -40,6 +40,21 @@ std::uint64_t hash_data(const void* buf, int count, MPI_Datatype type, std::size
     return hash_bytes(packed.data(), std::min(bytes, packed.size()));
 }
 
+std::uint64_t hash_data_in_pieces(const void* buf, int count, MPI_Datatype type, std::size_t bytes,
+                                  void (*between)(void*), void* context) {
+    constexpr std::size_t piece = 256 * 1024;
+    if (bytes <= piece || !contiguous(type)) return hash_data(buf, count, type, bytes);
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_64bits_reset(state);
+    for (std::size_t at = 0; at < bytes; at += piece) {
+        XXH3_64bits_update(state, static_cast<const char*>(buf) + at, std::min(piece, bytes - at));
+        between(context);
+    }
+    const std::uint64_t h = XXH3_64bits_digest(state);
+    XXH3_freeState(state);
+    return h;
+}
+
 void unpack(const std::vector<char>& from, std::size_t bytes, void* buf, int count, MPI_Datatype type) {
     if (bytes == 0) return;
     if (contiguous(type)) {

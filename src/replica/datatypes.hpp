@@ -19,6 +19,10 @@ std::vector<char> pack(const void* buf, int count, MPI_Datatype type);
 /// XXH3 of the first `bytes` data bytes of (buf, count, type).
 std::uint64_t hash_data(const void* buf, int count, MPI_Datatype type, std::size_t bytes);
 std::uint64_t hash_bytes(const void* data, std::size_t bytes);
+/// hash_data, calling `between()` after every piece of a large contiguous
+/// buffer (the same hash as in one piece).
+std::uint64_t hash_data_in_pieces(const void* buf, int count, MPI_Datatype type, std::size_t bytes,
+                                  void (*between)(void*), void* context);
 /// Writes packed bytes into (buf, count, type); `bytes` fit in it.
 void unpack(const std::vector<char>& from, std::size_t bytes, void* buf, int count, MPI_Datatype type);
 

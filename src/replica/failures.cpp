@@ -49,7 +49,7 @@ void protocol::on_death(int p) {
         on_message(msg, st);
     }
     std::vector<int> responsible_before(static_cast<std::size_t>(layout_.replicas()));
-    for (int k = 0; k < layout_.replicas(); ++k)
+    for (int k = 0; k < layout_.replicas() && rank_ >= 0; ++k)  // a spare sends for nobody
         responsible_before[static_cast<std::size_t>(k)] = layout_.responsible(rank_, k);
     layout_.mark_dead(p);
     any_death_ = true;

@@ -76,7 +76,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     int* tag_ub = nullptr;
     int flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-    if (!flag || *tag_ub < vote_tag) {
+    if (!flag || *tag_ub < progress_tag) {
         if (process_ == 0) std::fprintf(stderr, "rampart-replica: MPI's largest tag is too small for replication\n");
         std::_Exit(3);
     }

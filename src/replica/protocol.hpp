@@ -56,7 +56,8 @@ enum control_tag : int {
     joined_tag,   // {}: this process knows the spare is that replica
     abandon_tag,  // {}: the re-creation is off
     state_tag,    // bytes: the survivor's state for the re-created replica
-    vote_tag,     // {source rank, number, hash}: what a sibling replica received (the last tag)
+    vote_tag,     // {source rank, number, hash}: what a sibling replica received
+    progress_tag,  // never sent: probed for, to let MPI move large messages (the last tag)
 };
 enum class sync_answer : std::uint64_t { ready, ended, cannot };
 inline int data_tag(int context, int tag) { return (context << app_tag_bits) | tag; }

@@ -52,7 +52,8 @@ void protocol::prepare_payload(send_op& op) {
 
 // The copies of a new message: sent by this process where it is
 // responsible, else awaited as acknowledgements (some may have come). A
-// large message is hashed while its copies travel.
+// large message is hashed while its copies travel: MPI moves a large
+// message only inside its calls, so it is called between pieces of the hash.
 void protocol::route(const std::shared_ptr<send_op>& op) {
     for (int k = 0; k < layout_.replicas(); ++k) {
         if (!layout_.alive(op->dest, k))
@@ -61,7 +62,13 @@ void protocol::route(const std::shared_ptr<send_op>& op) {
             start_copy(op, k);
     }
     if (!op->has_payload) {
-        op->hash = hash_data(op->buf, op->count, op->type, data_bytes(op->count, op->type));
+        op->hash = hash_data_in_pieces(op->buf, op->count, op->type, data_bytes(op->count, op->type),
+                                       [](void*) {
+                                           int flag = 0;  // a probe for nothing: MPI progresses the transfers
+                                           PMPI_Iprobe(MPI_ANY_SOURCE, progress_tag, MPI_COMM_WORLD, &flag,
+                                                       MPI_STATUS_IGNORE);
+                                       },
+                                       nullptr);
         for (send_op::copy& c : op->to)
             if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
     }

@@ -36,14 +36,21 @@ int rampart_replica_id(void);
 int rampart_replica_count(void);
 
 /* Names `bytes` bytes at `data` as part of the program's state, copied to
- * a spare that re-creates a lost replica. Call it on every replica alike, in
- * the same order, before the first rampart_replica_sync(). */
+ * a spare that re-creates a lost replica (rampart-run --spares). Call it on
+ * every replica alike, in the same order, before the first
+ * rampart_replica_sync(), for everything the next iteration needs, its loop
+ * counter included. The memory must keep its address (copy into it rather
+ * than swapping pointers); handles and pointers are not state. */
 void rampart_replica_protect(void* data, size_t bytes);
 
 /* A point where the protected state is complete and alike on every replica
- * of this rank. A spare that re-creates a lost replica receives the state
- * here and resumes from the return of this call. Collective over the
- * program's MPI_COMM_WORLD. */
+ * of this rank. A spare that re-creates a lost replica runs the program's
+ * set-up again (its receives answered from the survivor's log), receives
+ * the state at its first call of this function, and resumes from its
+ * return. Collective over the program's MPI_COMM_WORLD: the program must be
+ * correct were it an MPI_Barrier, and no message may be sent before it and
+ * received after it. Make communicators before the first call. Without
+ * spares it costs nothing; with spares, one poll of MPI. */
 void rampart_replica_sync(void);
 
 #ifdef __cplusplus
