@@ -42,8 +42,9 @@ void protocol::sync() {
     if (replaying_) finish_replay();
     logging_ = false;  // the set-up is over
     const long number = syncs_ + 1;
+    // No poll of its own: a spare's question is seen in the program's next
+    // MPI call, and a sync passed meanwhile is answered as passed.
     if (layout_.spares() > 0) {
-        progress();
         wait_until([&] { return !held(number); });
         if (coordination_.spare >= 0 && coordination_.sync == number) {
             join_recreation(number);
@@ -179,7 +180,7 @@ void protocol::serve_as_spare() {
         int rank = -1, replica = -1;
         while (!program_ended() && !may_coordinate(&rank, &replica)) {
             if (progress()) continue;
-            std::this_thread::sleep_for(std::chrono::microseconds(500));
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
             if (std::chrono::steady_clock::now() - last_check > std::chrono::milliseconds(5)) {
                 check_failures(MPI_SUCCESS);  // deaths are told through errors; a spare makes few calls
                 last_check = std::chrono::steady_clock::now();

@@ -21,6 +21,7 @@ Every wait is bounded: a run that does not end within 60 s fails.
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -28,11 +29,16 @@ LIMIT = 60
 
 
 def run(cmd, env=None):
-    try:
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=LIMIT)
-    except subprocess.TimeoutExpired:
-        fail(f"no end within {LIMIT} s (a hang): {' '.join(cmd)}")
-    return p
+    # In a session of its own, so that a hang is ended with all its processes.
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as p:
+        try:
+            out, err = p.communicate(timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            fail(f"no end within {LIMIT} s (a hang): {' '.join(cmd)}")
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 def fail(why):

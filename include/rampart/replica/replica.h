@@ -49,8 +49,8 @@ void rampart_replica_protect(void* data, size_t bytes);
  * the state at its first call of this function, and resumes from its
  * return. Collective over the program's MPI_COMM_WORLD: the program must be
  * correct were it an MPI_Barrier, and no message may be sent before it and
- * received after it. Make communicators before the first call. Without
- * spares it costs nothing; with spares, one poll of MPI. */
+ * received after it. Make communicators before the first call. It costs
+ * the test of a flag, unless a spare is re-creating a replica. */
 void rampart_replica_sync(void);
 
 #ifdef __cplusplus
