@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-KILL = re.compile(r"^(\d+)\.(\d+)@(start|recreate\d*|\d+(\.\d+)?s|send\d+|after\d+)$")
+KILL = re.compile(r"^(\d+)\.(\d+)@(start|state|recreate\d*|\d+(\.\d+)?s|send\d+|after\d+)$")
 TAGGED = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>: ?(.*)$")
 
 
@@ -40,8 +40,9 @@ def add_arguments(p):
   rampart-run -n 4 --replicas 2 [--flip-bits RATE --seed S] -- ./mpi_program args
 runs an unmodified MPI program with every rank replicated (docs/replica.md).
 --kill then takes RANK.REPLICA@WHEN, WHEN one of start, 1.5s, sendN (as it
-starts its N-th message), afterN (just after its N-th message left) or recreate[N]
-(in the N-th spare to re-create that replica, once it has the state; with --spares).""")
+starts its N-th message), afterN (just after its N-th message left) recreate[N]
+(in the N-th spare to re-create that replica, once it has the state; with --spares) or state (as that
+replica, elected survivor, is about to send its state to a spare).""")
     g.add_argument("--replicas", type=int, default=0, metavar="R",
                    help="run R replicas of every rank (RAMPART_REPLICAS); the program needs no change")
     g.add_argument("--flip-bits", type=float, default=0.0, metavar="RATE",
@@ -67,7 +68,7 @@ def check_arguments(p, a):
     for k in a.kill:
         m = KILL.match(k)
         if not m:
-            p.error(f"--kill {k}: with --replicas, expected RANK.REPLICA@start|SECONDSs|sendN|afterN|recreate[N], e.g. 1.0@send40")
+            p.error(f"--kill {k}: with --replicas, expected RANK.REPLICA@start|SECONDSs|sendN|afterN|recreate[N]|state, e.g. 1.0@send40")
         if int(m.group(1)) >= a.n or int(m.group(2)) >= a.replicas:
             p.error(f"--kill {k}: no replica {m.group(2)} of rank {m.group(1)} among {a.n} ranks x {a.replicas}")
     if not find_library(a.replica_lib):

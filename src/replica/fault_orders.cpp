@@ -24,8 +24,8 @@ bool parse_one(const std::string& item, kill_order& k) {
         return false;
     const std::string w = when;
     char* end = nullptr;
-    if (w == "start") {
-        k.at = kill_order::when::start;
+    if (w == "start" || w == "state") {
+        k.at = w == "start" ? kill_order::when::start : kill_order::when::state;
         return true;
     }
     if (w == "recreate") {
@@ -60,7 +60,7 @@ std::vector<kill_order> parse_kill_orders(const std::string& text) {
         from = comma == std::string::npos ? text.size() : comma + 1;
         kill_order k;
         if (!parse_one(item, k))
-            throw std::runtime_error("RAMPART_KILL: '" + item + "': expected RANK.REPLICA@start|1.5s|sendN|afterN|recreate[N]");
+            throw std::runtime_error("RAMPART_KILL: '" + item + "': expected RANK.REPLICA@start|1.5s|sendN|afterN|recreate[N]|state");
         out.push_back(k);
     }
     return out;
@@ -100,6 +100,11 @@ void fault_orders::recreating(int rank, int replica, int nth, int process) const
     for (const kill_order& k : parse_kill_orders(text))
         if (k.rank == rank && k.replica == replica && k.at == kill_order::when::recreate && k.message == nth)
             die_by_order(process, "recreate");
+}
+
+void fault_orders::sending_state() const {
+    for (const kill_order& k : mine_)
+        if (k.at == kill_order::when::state) die_by_order(process_, "state");
 }
 
 void fault_orders::before_message(long n) const {

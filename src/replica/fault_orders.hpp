@@ -12,6 +12,8 @@
 //         recreate    in the spare that re-creates replica K of rank R,
 //                     once it has the survivor's state (before it resumes);
 //                     recreateN: in the N-th spare to re-create it
+//         state       as it is about to send its state to a spare that
+//                     re-creates a sibling (it is the elected survivor)
 
 #include <string>
 #include <vector>
@@ -20,7 +22,7 @@ namespace rampart::replica::detail {
 
 struct kill_order {
     int rank = 0, replica = 0;
-    enum class when { start, seconds, send, after, recreate } at = when::start;
+    enum class when { start, seconds, send, after, recreate, state } at = when::start;
     double seconds = 0;
     long message = 0;
 };
@@ -34,6 +36,8 @@ public:
     void start(int rank, int replica, int process);
     void before_message(long n) const;  // n counts from 1
     void after_message(long n) const;
+    /// This process is about to send its state to a spare.
+    void sending_state() const;
     /// This spare has the state of replica `replica` of `rank`, which it
     /// re-creates for the `nth` time (counted from 1).
     void recreating(int rank, int replica, int nth, int process) const;

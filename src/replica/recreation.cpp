@@ -71,6 +71,7 @@ void protocol::join_recreation(long number) {
     send_control(coordination_.spare, arrived_tag, static_cast<std::uint64_t>(number));
     wait_until([&] { return coordination_.go || coordination_.spare < 0; });
     if (!coordination_.go || coordination_.survivor != process_) return;
+    kills_.sending_state();
     send_state(coordination_.spare);
     snapshot_ = {};
 }

@@ -55,8 +55,8 @@ TEST(ReplicaLayout, ProcessesThatAreNotWholeReplicasAreRefused) {
 }
 
 TEST(ReplicaKillOrders, EveryFormIsRead) {
-    const auto k = rd::parse_kill_orders("1.0@start,2.1@0.5s,0.2@send30,3.0@after7,1.1@recreate,1.1@recreate2");
-    ASSERT_EQ(k.size(), 6u);
+    const auto k = rd::parse_kill_orders("1.0@start,2.1@0.5s,0.2@send30,3.0@after7,1.1@recreate,1.1@recreate2,0.1@state");
+    ASSERT_EQ(k.size(), 7u);
     EXPECT_EQ(k[0].at, rd::kill_order::when::start);
     EXPECT_EQ(k[1].rank, 2);
     EXPECT_EQ(k[1].replica, 1);
@@ -68,6 +68,7 @@ TEST(ReplicaKillOrders, EveryFormIsRead) {
     EXPECT_EQ(k[4].at, rd::kill_order::when::recreate);
     EXPECT_EQ(k[4].message, 1);  // the first spare to re-create that replica
     EXPECT_EQ(k[5].message, 2);
+    EXPECT_EQ(k[6].at, rd::kill_order::when::state);
 }
 
 TEST(ReplicaKillOrders, MalformedOrdersAreNamed) {
