@@ -174,7 +174,11 @@ void protocol::accept_data(int from, std::uint64_t number, MPI_Message* msg, int
         return;
     } else if (number > expected) {
         abort_job(3, "message " + std::to_string(number) + " from rank " + std::to_string(rank) +
-                         " came before message " + std::to_string(expected));
+                         " came before message " + std::to_string(expected) +
+                         (layout_.spare(process_) ? " at a re-created replica of rank " + std::to_string(rank_) +
+                                                        ": a message crossed rampart_replica_sync() (sent before "
+                                                        "it, received after it)"
+                                                  : std::string()));
     } else {
         ++expected;
         in = std::make_shared<inbound>();

@@ -1,7 +1,9 @@
 // An MPI program that names its state for re-created replicas: heat on a
 // ring of ranks, with set-up communication (parameters broadcast, a
 // duplicated communicator) before its first sync, as real codes have.
-//   replica_recreation [steps] [points per rank]
+//   replica_recreation [steps] [points per rank] [cross]
+// With "cross", each step also sends a value that the next step receives:
+// a message across rampart_replica_sync(), which re-creation refuses.
 #include <mpi.h>
 #include <rampart/replica/replica.h>
 
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
     MPI_Comm ring;
     MPI_Comm_dup(MPI_COMM_WORLD, &ring);
     const int steps = params[0], points = params[1];
+    const bool cross = argc > 3 && std::strcmp(argv[3], "cross") == 0;
+    double carried = 0.0;
     const int left = (rank + size - 1) % size, right = (rank + 1) % size;
     if (rank == 0) std::printf("heat on a ring: %d ranks, %d points each, %d steps\n", size, points, steps);
 
@@ -37,6 +41,7 @@ int main(int argc, char** argv) {
     rampart_replica_protect(&energy, sizeof energy);
     for (; step < steps; ++step) {
         rampart_replica_sync();  // the state is complete here
+        if (cross && step > 0) MPI_Recv(&carried, 1, MPI_DOUBLE, right, 7, ring, MPI_STATUS_IGNORE);
         MPI_Sendrecv(&u[1], 1, MPI_DOUBLE, left, 0, &u[static_cast<std::size_t>(points) + 1], 1, MPI_DOUBLE, right, 0,
                      ring, MPI_STATUS_IGNORE);
         MPI_Sendrecv(&u[static_cast<std::size_t>(points)], 1, MPI_DOUBLE, right, 1, &u[0], 1, MPI_DOUBLE, left, 1,
@@ -47,8 +52,10 @@ int main(int argc, char** argv) {
         double mine = 0.0;
         for (std::size_t i = 1; i <= static_cast<std::size_t>(points); ++i) mine += u[i] * u[i];
         MPI_Allreduce(&mine, &energy, 1, MPI_DOUBLE, MPI_SUM, ring);
+        if (cross) MPI_Send(&u[1], 1, MPI_DOUBLE, left, 7, ring);
         if (rank == 0 && (step + 1) % 100 == 0) std::printf("step %d energy %.15g\n", step + 1, energy);
     }
+    if (cross && steps > 0) MPI_Recv(&carried, 1, MPI_DOUBLE, right, 7, ring, MPI_STATUS_IGNORE);
     std::uint64_t bits = 0;
     std::memcpy(&bits, &energy, sizeof bits);
     if (rank == 0) std::printf("result energy %.15g checksum %016llx\n", energy, static_cast<unsigned long long>(bits));

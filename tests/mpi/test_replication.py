@@ -16,6 +16,7 @@ EXPECT:
   detected       (--flip-bits, R = 2) the job stops with one report of
                  silent data corruption, after at least one flip
   unsupported=F  the job ends non-zero with one message naming call F
+  error=TEXT     the job ends non-zero with one message containing TEXT
 Every wait is bounded: a run that does not end within 60 s fails.
 """
 import json
@@ -119,6 +120,12 @@ def main():
         if p.returncode == 0 or said < 1 or "returned" in p.stdout:
             fail(f"exit {p.returncode}, {call} named {said} times")
         print(f"PASS: ended with exit code {p.returncode}, naming {call}")
+    elif expect.startswith("error="):
+        text = expect.split("=", 1)[1]
+        said = p.stderr.count(text)
+        if p.returncode == 0 or said != 1:
+            fail(f"exit {p.returncode}, '{text}' said {said} times (expected non-zero and once)")
+        print(f"PASS: ended with exit code {p.returncode}, saying '{text}' once")
     else:
         fail(f"unknown expectation {expect}")
 
