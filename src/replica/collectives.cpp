@@ -139,17 +139,48 @@ schedule_ptr reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
     return s;
 }
 
+namespace {
+// Recursive doubling, for a power-of-two number of ranks: in round m each
+// rank exchanges what it has combined with rank ^ m and puts the lower
+// ranks' block on the left. Every rank then combines the very tree that
+// reduce() combines, in half its rounds and without the broadcast.
+schedule_ptr exchange_and_combine(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                                  communicator* c) {
+    auto s = std::make_shared<schedule>();
+    const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
+    auto acc = std::make_shared<typed_buffer>(count, type);
+    auto tmp = std::make_shared<typed_buffer>(count, type);
+    const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    s->rounds.push_back([=](auto&) { copy_data(mine, count, type, acc->base, count, type); });
+    for (int mask = 1; mask < size; mask <<= 1) {
+        const int partner = rank ^ mask;
+        s->rounds.push_back([=](auto& out) {
+            out.push_back(post_send(acc->base, count, type, partner, tag, c));
+            out.push_back(post_recv(tmp->base, count, type, partner, tag, c));
+        });
+        s->rounds.push_back([=](auto&) {
+            if (rank < partner) {
+                PMPI_Reduce_local(acc->base, tmp->base, count, type, op);  // tmp = acc op tmp
+                std::swap(acc->bytes, tmp->bytes);
+                std::swap(acc->base, tmp->base);
+            } else {
+                PMPI_Reduce_local(tmp->base, acc->base, count, type, op);  // acc = tmp op acc
+            }
+        });
+    }
+    s->rounds.push_back([=](auto&) { copy_data(acc->base, count, type, recvbuf, count, type); });
+    return s;
+}
+}  // namespace
+
 schedule_ptr allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c) {
+    if ((c->size() & (c->size() - 1)) == 0) return exchange_and_combine(sendbuf, recvbuf, count, type, op, c);
     auto s = reduce(sendbuf, recvbuf, count, type, op, 0, c);
     s->then(bcast(recvbuf, count, type, 0, c));
     return s;
 }
 
-schedule_ptr barrier(communicator* c) {
-    auto s = reduce(nullptr, nullptr, 0, MPI_BYTE, MPI_BAND, 0, c);
-    s->then(bcast(nullptr, 0, MPI_BYTE, 0, c));
-    return s;
-}
+schedule_ptr barrier(communicator* c) { return allreduce(nullptr, nullptr, 0, MPI_BYTE, MPI_BAND, c); }
 
 // Gather and scatter: the root exchanges a piece of its buffer with each
 // rank (receives them, or sends them), the others their own buffer.
