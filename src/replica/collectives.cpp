@@ -82,6 +82,32 @@ MPI_Aint extent_of(MPI_Datatype type) {
 }
 
 char* offset(void* buf, int displ, MPI_Datatype type) { return static_cast<char*>(buf) + displ * extent_of(type); }
+
+// A reduction's running result and the buffer its next operand arrives in;
+// the first round of the schedule takes this rank's operand.
+struct reduction {
+    std::shared_ptr<typed_buffer> acc, in;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+
+    reduction(schedule& s, const void* sendbuf, void* recvbuf, int n, MPI_Datatype t, MPI_Op o)
+        : acc(std::make_shared<typed_buffer>(n, t)), in(std::make_shared<typed_buffer>(n, t)), count(n), type(t),
+          op(o) {
+        const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+        s.rounds.push_back([mine, a = acc, n, t](auto&) { copy_data(mine, n, t, a->base, n, t); });
+    }
+    /// acc = acc op in when this rank's block is on the left, else in op acc.
+    void combine(bool mine_left) const {
+        if (!mine_left) {
+            PMPI_Reduce_local(in->base, acc->base, count, type, op);
+            return;
+        }
+        PMPI_Reduce_local(acc->base, in->base, count, type, op);  // in = acc op in
+        std::swap(acc->bytes, in->bytes);
+        std::swap(acc->base, in->base);
+    }
+};
 const char* offset(const void* buf, int displ, MPI_Datatype type) {
     return static_cast<const char*>(buf) + displ * extent_of(type);
 }
@@ -112,10 +138,8 @@ schedule_ptr reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
                     communicator* c) {
     auto s = std::make_shared<schedule>();
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
-    auto acc = std::make_shared<typed_buffer>(count, type);
-    auto tmp = std::make_shared<typed_buffer>(count, type);
-    const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    s->rounds.push_back([=](auto&) { copy_data(mine, count, type, acc->base, count, type); });
+    const reduction r(*s, sendbuf, recvbuf, count, type, op);
+    const auto acc = r.acc;
     for (int mask = 1; mask < size; mask <<= 1) {
         if (rank & mask) {
             s->rounds.push_back(
@@ -123,12 +147,8 @@ schedule_ptr reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
             break;
         }
         if (rank + mask >= size) continue;
-        s->rounds.push_back([=](auto& out) { out.push_back(post_recv(tmp->base, count, type, rank + mask, tag, c)); });
-        s->rounds.push_back([=](auto&) {
-            PMPI_Reduce_local(acc->base, tmp->base, count, type, op);  // tmp = acc op tmp
-            std::swap(acc->bytes, tmp->bytes);
-            std::swap(acc->base, tmp->base);
-        });
+        s->rounds.push_back([=](auto& out) { out.push_back(post_recv(r.in->base, count, type, rank + mask, tag, c)); });
+        s->rounds.push_back([=](auto&) { r.combine(true); });
     }
     if (rank == 0 && root == 0)
         s->rounds.push_back([=](auto&) { copy_data(acc->base, count, type, recvbuf, count, type); });
@@ -148,27 +168,16 @@ schedule_ptr exchange_and_combine(const void* sendbuf, void* recvbuf, int count,
                                   communicator* c) {
     auto s = std::make_shared<schedule>();
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
-    auto acc = std::make_shared<typed_buffer>(count, type);
-    auto tmp = std::make_shared<typed_buffer>(count, type);
-    const void* mine = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    s->rounds.push_back([=](auto&) { copy_data(mine, count, type, acc->base, count, type); });
+    const reduction r(*s, sendbuf, recvbuf, count, type, op);
     for (int mask = 1; mask < size; mask <<= 1) {
         const int partner = rank ^ mask;
         s->rounds.push_back([=](auto& out) {
-            out.push_back(post_send(acc->base, count, type, partner, tag, c));
-            out.push_back(post_recv(tmp->base, count, type, partner, tag, c));
+            out.push_back(post_send(r.acc->base, count, type, partner, tag, c));
+            out.push_back(post_recv(r.in->base, count, type, partner, tag, c));
         });
-        s->rounds.push_back([=](auto&) {
-            if (rank < partner) {
-                PMPI_Reduce_local(acc->base, tmp->base, count, type, op);  // tmp = acc op tmp
-                std::swap(acc->bytes, tmp->bytes);
-                std::swap(acc->base, tmp->base);
-            } else {
-                PMPI_Reduce_local(tmp->base, acc->base, count, type, op);  // acc = tmp op acc
-            }
-        });
+        s->rounds.push_back([=](auto&) { r.combine(rank < partner); });
     }
-    s->rounds.push_back([=](auto&) { copy_data(acc->base, count, type, recvbuf, count, type); });
+    s->rounds.push_back([=](auto&) { copy_data(r.acc->base, count, type, recvbuf, count, type); });
     return s;
 }
 }  // namespace
