@@ -9,16 +9,14 @@ nodes when each node holds at most N processes (under Slurm: allocate R
 times the nodes one copy of the program needs, and start rampart-run inside
 the allocation).
 
-What the program prints appears once per logical rank: the processes'
-output is tagged by mpiexec, and each line of a rank is printed once, as
-the majority of its replicas printed it (the first replica that printed it
-when they are fewer than three).
+What the program prints appears once per logical rank, while the job runs
+(rampart_replica_output.py).
 
 Spares (--spares S): S more processes, after the replicas, wait; when a
 replica dies, one re-creates it at the program's next
 rampart_replica_sync() (docs/replica.md). Its output before that point is
 not shown; its later lines stand for its rank only when no original replica
-of the rank ran to the end (merged_lines).
+of the rank ran to the end.
 """
 import glob
 import json
@@ -27,12 +25,13 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections import Counter
 from pathlib import Path
 
+from rampart_replica_output import Output
+
 KILL = re.compile(r"^(\d+)\.(\d+)@(start|state|recreate\d*|\d+(\.\d+)?s|send\d+|after\d+)$")
-TAGGED = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>: ?(.*)$")
 
 
 def add_arguments(p):
@@ -85,67 +84,6 @@ def find_library(explicit):
     return None
 
 
-def merge_output(text, ranks, replicas, recreated=None):
-    """The tagged output of all processes, each rank's lines once, in the
-    order the lines first came (merged_lines says which version of a line).
-    Untagged lines (the launcher's) pass as they are. `recreated` maps a
-    spare whose output stands for a rank (recreated_output) to that rank.
-    Returns (stdout, stderr)."""
-    recreated = recreated or {}
-    lines = {}  # (rank, stream) -> {replica, or "spare": [lines]}
-    events = []  # (rank, stream, source, index) as lines came, or an untagged line
-    for raw in text.splitlines():
-        m = TAGGED.match(raw)
-        if not m:
-            events.append(raw)
-            continue
-        process, stream, line = int(m.group(1)), m.group(2), m.group(3)
-        if process >= ranks * replicas:
-            if process not in recreated:
-                if stream == "stderr":  # a spare's own error (its replay's output is hidden)
-                    events.append(line)
-                continue
-            rank, source = recreated[process], "spare"
-        else:
-            rank, source = process % ranks, process // ranks
-        mine = lines.setdefault((rank, stream), {}).setdefault(source, [])
-        mine.append(line)
-        events.append((rank, stream, source, len(mine) - 1))
-    final = {key: merged_lines(by) for key, by in lines.items()}
-    out, err, done = [], [], {}
-    for e in events:
-        if not isinstance(e, tuple):
-            err.append(e)
-            continue
-        rank, stream, source, index = e
-        merged, spare_at = final[(rank, stream)]
-        upto = min(index + (spare_at if source == "spare" else 0), len(merged) - 1)
-        target = out if stream == "stdout" else err
-        while done.get((rank, stream), 0) <= upto:
-            target.append(merged[done.get((rank, stream), 0)])
-            done[(rank, stream)] = done.get((rank, stream), 0) + 1
-    return "".join(l + "\n" for l in out), "".join(l + "\n" for l in err)
-
-
-def merged_lines(by):
-    """One rank's lines from its replicas' versions: line L as the majority
-    of the replicas that printed an L-th line printed it (the first replica
-    to print it when they are fewer than three). A re-created replica's
-    lines (by["spare"]) follow, without those that repeat the end of the
-    originals' (printed by both between the re-creation and the originals'
-    deaths). Returns (lines, where the re-created replica's first line is)."""
-    originals = [ls for source, ls in by.items() if source != "spare"]
-    merged = []
-    for i in range(max(map(len, originals), default=0)):
-        versions = [ls[i] for ls in originals if len(ls) > i]
-        merged.append(Counter(versions).most_common(1)[0][0] if len(versions) >= 3 else versions[0])
-    spare = by.get("spare")
-    if spare is None:
-        return merged, 0
-    overlap = max(k for k in range(min(len(merged), len(spare)) + 1) if merged[len(merged) - k:] == spare[:k])
-    return merged + spare[overlap:], len(merged) - overlap
-
-
 def launch(a, prog, mpiexec):
     """Runs the replicated job once; returns (report, seconds)."""
     env = dict(os.environ)
@@ -173,19 +111,19 @@ def launch(a, prog, mpiexec):
     cmd += ["-n", str(processes)] + prog
     start = time.monotonic()
     for attempt in range(3):
-        text, code = run_job(cmd, env, reports, processes)
+        output = Output(a.n, a.replicas)
+        code = run_job(cmd, env, reports, processes, output)
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
-        if glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in text:
+        if glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in \
+                output.launcher_text():
             break
         print(f"rampart-run: the launcher failed to start (attempt {attempt + 1}); starting it again", file=sys.stderr)
         time.sleep(1)
     seconds = time.monotonic() - start
-    out, err = merge_output(text, a.n, a.replicas, recreated_output(reports, a.n * a.replicas))
-    sys.stdout.write(out)
-    sys.stderr.write(err)
+    output.finish(recreated_output(reports, a.n * a.replicas))
     report = summarize(a, reports, code, seconds)
-    report["output"] = out
+    report["output"] = output.text()
     for f in glob.glob(os.path.join(reports, "*")):
         os.remove(f)
     os.rmdir(reports)
@@ -201,28 +139,33 @@ def recreated_output(reports, originals):
             if p.get("recreated") and p.get("ended") == "normal" and p["rank"] not in finished}
 
 
-def run_job(cmd, env, reports, processes, grace=3.0):
-    """Runs mpiexec and returns (its output, its exit code). The launcher
-    now and then deadlocks after processes exited with an error; once every
-    process has ended (its report says how, or it was killed) and mpiexec
-    has not returned within `grace` seconds, it is stopped and the exit code
-    is the processes' own."""
-    with tempfile.TemporaryFile("w+", errors="replace") as output:
-        job = subprocess.Popen(cmd, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
-        all_ended_at = None
-        while job.poll() is None:
-            time.sleep(0.05)
-            ended, codes = ended_processes(reports)
-            if ended < processes:
-                continue
-            all_ended_at = all_ended_at or time.monotonic()
-            if time.monotonic() - all_ended_at > grace:
-                job.kill()
-                job.wait()
-                output.seek(0)
-                return output.read(), max(codes, default=0)
-        output.seek(0)
-        return output.read(), job.returncode
+def run_job(cmd, env, reports, processes, output, grace=3.0):
+    """Runs mpiexec, its output shown by `output` as it comes, and returns
+    its exit code. The launcher now and then deadlocks after processes
+    exited with an error; once every process has ended (its report says
+    how, or it was killed) and mpiexec has not returned within `grace`
+    seconds, it is stopped and the exit code is the processes' own."""
+    job = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors="replace")
+    reader = threading.Thread(target=output.read, args=(job.stdout,), daemon=True)
+    reader.start()
+    all_ended_at, code = None, None
+    while code is None:
+        try:
+            code = job.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        ended, codes = ended_processes(reports)
+        if ended < processes:
+            continue
+        all_ended_at = all_ended_at or time.monotonic()
+        if time.monotonic() - all_ended_at > grace:
+            job.kill()
+            job.wait()
+            code = max(codes, default=0)
+    reader.join(timeout=5.0)
+    return code
 
 
 def ended_processes(reports):
