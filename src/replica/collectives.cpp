@@ -1,7 +1,9 @@
 #include "collectives.hpp"
 
+#include "datatypes.hpp"
 #include "protocol.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace rampart::replica::detail {
@@ -33,6 +35,10 @@ MPI_Request as_request(const schedule_ptr& s) {
 }
 
 void copy_data(const void* src, int scount, MPI_Datatype stype, void* dst, int rcount, MPI_Datatype rtype) {
+    if (contiguous(stype) && contiguous(rtype)) {
+        std::memmove(dst, src, std::min(data_bytes(scount, stype), data_bytes(rcount, rtype)));
+        return;
+    }
     int bytes = 0;
     PMPI_Pack_size(scount, stype, MPI_COMM_WORLD, &bytes);
     std::vector<char> packed(static_cast<std::size_t>(bytes));
@@ -53,8 +59,10 @@ int next_tag(communicator* c) {
     return tag;
 }
 
-std::shared_ptr<request> post_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, communicator* c) {
-    return protocol::get().isend(buf, count, type, dest, tag, c, c->coll(), false);
+// `same`: the round sends this buffer to several ranks (copied and hashed once).
+std::shared_ptr<request> post_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, communicator* c,
+                                   same_data* same = nullptr) {
+    return protocol::get().isend(buf, count, type, dest, tag, c, c->coll(), false, same);
 }
 
 std::shared_ptr<request> post_recv(void* buf, int count, MPI_Datatype type, int source, int tag, communicator* c) {
@@ -125,8 +133,9 @@ schedule_ptr bcast(void* buf, int count, MPI_Datatype type, int root, communicat
         s->rounds.push_back(
             [=](auto& out) { out.push_back(post_recv(buf, count, type, (rel - mask + root) % size, tag, c)); });
     s->rounds.push_back([=](auto& out) {
+        same_data same;
         for (int m = mask >> 1; m > 0; m >>= 1)
-            if (rel + m < size) out.push_back(post_send(buf, count, type, (rel + m + root) % size, tag, c));
+            if (rel + m < size) out.push_back(post_send(buf, count, type, (rel + m + root) % size, tag, c, &same));
     });
     return s;
 }
@@ -241,11 +250,12 @@ schedule_ptr allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
         char* mine = offset(recvbuf, where[static_cast<std::size_t>(rank)], recvtype);
         if (sendbuf != MPI_IN_PLACE)
             copy_data(sendbuf, sendcount, sendtype, mine, counts[static_cast<std::size_t>(rank)], recvtype);
+        same_data same;
         for (int i = 0; i < size; ++i) {
             if (i == rank) continue;
             out.push_back(post_recv(offset(recvbuf, where[static_cast<std::size_t>(i)], recvtype),
                                     counts[static_cast<std::size_t>(i)], recvtype, i, tag, c));
-            out.push_back(post_send(mine, counts[static_cast<std::size_t>(rank)], recvtype, i, tag, c));
+            out.push_back(post_send(mine, counts[static_cast<std::size_t>(rank)], recvtype, i, tag, c, &same));
         }
     });
     return s;

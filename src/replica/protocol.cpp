@@ -230,7 +230,7 @@ void protocol::idle() {
 }
 
 std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                                              communicator* comm, int context, bool synchronous) {
+                                              communicator* comm, int context, bool synchronous, same_data* same) {
     auto req = std::make_shared<send_request>();
     auto op = std::make_shared<send_op>();
     req->op = op;
@@ -250,9 +250,9 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     op->synchronous = synchronous;
     op->to.resize(static_cast<std::size_t>(layout_.replicas()));
     kills_.before_message(static_cast<long>(messages_sent + 1));
-    prepare_payload(*op);
+    prepare_payload(*op, same);
     pending_[static_cast<std::size_t>(to)][op->number] = op;
-    route(op);
+    route(op, same);
     ++messages_sent;
     kills_.after_message(static_cast<long>(messages_sent));
     finish(*op);

@@ -62,6 +62,18 @@ enum control_tag : int {
 enum class sync_answer : std::uint64_t { ready, ended, cannot };
 inline int data_tag(int context, int tag) { return (context << app_tag_bits) | tag; }
 
+/// One buffer sent to several destinations (a round of a collective):
+/// copied and hashed once for all of them.
+struct same_data {
+    const void* buf = nullptr;
+    int count = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    std::shared_ptr<const std::vector<char>> bytes;  // the copy of a small message
+    std::uint64_t hash = 0;
+    bool hashed = false;
+    bool of(const void* b, int c, MPI_Datatype t) const { return hashed && buf == b && count == c && type == t; }
+};
+
 /// A message sent by this process: one per (destination rank, number).
 struct send_op {
     int dest = 0;              // logical rank
@@ -74,9 +86,9 @@ struct send_op {
     bool synchronous = false;
     std::uint64_t hash = 0;  // of the bytes sent
     // The bytes sent instead of buf: a copy that lets the program reuse its
-    // buffer at once (a small message), or a fault-injected one.
-    std::vector<char> payload;
-    bool has_payload = false;
+    // buffer at once (a small message; shared by the sends of one buffer in
+    // a collective's round), or a fault-injected one.
+    std::shared_ptr<const std::vector<char>> payload;
     bool buffered = false;  // the program's request completed when the copy was made
     enum class state : char { awaiting_ack, acked, sending, sent, not_needed };
     struct copy {
@@ -132,8 +144,9 @@ public:
 
     /// Starts sending; the request completes when every live replica of the
     /// destination has the message.
+    /// `same`: the sends of one buffer in a collective's round share it.
     std::shared_ptr<send_request> isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
-                                        communicator* comm, int context, bool synchronous);
+                                        communicator* comm, int context, bool synchronous, same_data* same = nullptr);
     std::shared_ptr<recv_request> irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
                                         communicator* comm, int context);
     /// A message that a receive could take now (Iprobe), or none.
@@ -171,8 +184,8 @@ private:
     [[noreturn]] void die();
 
     // sending.cpp
-    void prepare_payload(send_op& op);
-    void route(const std::shared_ptr<send_op>& op);
+    void prepare_payload(send_op& op, same_data* same);
+    void route(const std::shared_ptr<send_op>& op, same_data* same);
     void start_copy(const std::shared_ptr<send_op>& op, int replica);
     void apply_ack(int from_process, std::uint64_t number, std::uint64_t hash);
     void check_copy_hash(send_op& op, int replica);

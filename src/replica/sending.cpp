@@ -26,7 +26,7 @@ constexpr std::size_t buffered_message = 64 * 1024;
 constexpr std::size_t buffered_limit = 64 * 1024 * 1024;
 }  // namespace
 
-void protocol::prepare_payload(send_op& op) {
+void protocol::prepare_payload(send_op& op, same_data* same) {
     const std::size_t bytes = data_bytes(op.count, op.type);
     op.buffered = !op.synchronous && bytes <= buffered_message;
     // One replica's outgoing copies are corrupted on purpose: a bit flipped
@@ -36,32 +36,41 @@ void protocol::prepare_payload(send_op& op) {
                       std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
     if (!op.buffered && !flip) return;  // hashed by route(), once its copies are on their way
     if (op.buffered) wait_until([&] { return buffered_bytes_ + bytes <= buffered_limit; });
-    op.payload = contiguous(op.type)
-                     ? std::vector<char>(static_cast<const char*>(op.buf), static_cast<const char*>(op.buf) + bytes)
-                     : pack(op.buf, op.count, op.type);
-    op.has_payload = true;
-    if (op.buffered) buffered_bytes_ += op.payload.size();
+    if (op.buffered) buffered_bytes_ += bytes;
+    if (!flip && same && same->bytes && same->of(op.buf, op.count, op.type)) {
+        op.payload = same->bytes;
+        op.hash = same->hash;
+        return;
+    }
+    auto copy = std::make_shared<std::vector<char>>(
+        contiguous(op.type) ? std::vector<char>(static_cast<const char*>(op.buf), static_cast<const char*>(op.buf) + bytes)
+                            : pack(op.buf, op.count, op.type));
     if (flip) {
-        const std::uint64_t bit =
-            std::uniform_int_distribution<std::uint64_t>(0, op.payload.size() * 8 - 1)(flip_random_);
-        op.payload[bit / 8] = static_cast<char>(op.payload[bit / 8] ^ (1 << (bit % 8)));
+        const std::uint64_t bit = std::uniform_int_distribution<std::uint64_t>(0, copy->size() * 8 - 1)(flip_random_);
+        (*copy)[bit / 8] = static_cast<char>((*copy)[bit / 8] ^ (1 << (bit % 8)));
         ++bits_flipped;
     }
-    op.hash = hash_bytes(op.payload.data(), op.payload.size());
+    op.hash = hash_bytes(copy->data(), copy->size());
+    op.payload = std::move(copy);
+    if (same && !flip) *same = same_data{op.buf, op.count, op.type, op.payload, op.hash, true};
 }
 
 // The copies of a new message: sent by this process where it is
 // responsible, else awaited as acknowledgements (some may have come). A
 // large message is hashed while its copies travel: MPI moves a large
 // message only inside its calls, so it is called between pieces of the hash.
-void protocol::route(const std::shared_ptr<send_op>& op) {
+void protocol::route(const std::shared_ptr<send_op>& op, same_data* same) {
     for (int k = 0; k < layout_.replicas(); ++k) {
         if (!layout_.alive(op->dest, k))
             op->to[static_cast<std::size_t>(k)].s = send_op::state::not_needed;
         else if (layout_.responsible(rank_, k) == replica_)
             start_copy(op, k);
     }
-    if (!op->has_payload) {
+    if (!op->payload && same && same->of(op->buf, op->count, op->type)) {
+        op->hash = same->hash;
+        for (send_op::copy& c : op->to)
+            if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
+    } else if (!op->payload) {
         op->hash = hash_data_in_pieces(op->buf, op->count, op->type, data_bytes(op->count, op->type),
                                        [](void*) {
                                            int flag = 0;  // a probe for nothing: MPI progresses the transfers
@@ -71,6 +80,7 @@ void protocol::route(const std::shared_ptr<send_op>& op) {
                                        nullptr);
         for (send_op::copy& c : op->to)
             if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
+        if (same) *same = same_data{op->buf, op->count, op->type, nullptr, op->hash, true};
     }
     auto& early = early_acks_[static_cast<std::size_t>(op->dest)];
     for (int k = 0; k < layout_.replicas(); ++k) {
@@ -96,9 +106,9 @@ void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
     channel_numbered_[pi] = 1;
     channel_next_[pi] = op->number + 1;
     send_op::copy& c = op->to[static_cast<std::size_t>(k)];
-    const void* data = op->has_payload ? op->payload.data() : op->buf;
-    const int count = op->has_payload ? static_cast<int>(op->payload.size()) : op->count;
-    const MPI_Datatype type = op->has_payload ? MPI_BYTE : op->type;
+    const void* data = op->payload ? op->payload->data() : op->buf;
+    const int count = op->payload ? static_cast<int>(op->payload->size()) : op->count;
+    const MPI_Datatype type = op->payload ? MPI_BYTE : op->type;
     const int rc =
         (op->synchronous ? PMPI_Issend : PMPI_Isend)(data, count, type, p, op->tag, MPI_COMM_WORLD, &c.request);
     c.s = send_op::state::sending;
@@ -189,8 +199,8 @@ void protocol::finish(send_op& op) {
         if (c.s == send_op::state::awaiting_ack || c.s == send_op::state::sending) return;
     op.complete = true;
     if (op.buffered) {
-        buffered_bytes_ -= op.payload.size();
-        op.payload = {};
+        buffered_bytes_ -= data_bytes(op.count, op.type);
+        op.payload.reset();
     }
     if (layout_.replicas() >= 3) decide_corruption(op);
     pending_[static_cast<std::size_t>(op.dest)].erase(op.number);
