@@ -10,6 +10,9 @@ plot_replica.py for bench/results/replica_pingpong.png.
   wall-clock instant (part pingpong_together): each small size lasts a few
   milliseconds, and two native jobs launched milliseconds apart otherwise
   measure their small sizes while the other job is not yet running;
+- where the small-message latency goes (part latency_parts): one native
+  job, the library with one replica, native twice in MPI's yielding mode,
+  replicated;
 - CG (NAS class A's order, 14000 rows, 15 x 25 iterations) and 2-D Jacobi
   (1024 x 1024, 500 sweeps) on 4 ranks: the programs' own time (rank 0);
 - one replica killed in the middle of CG: the extra time, and the time MPI
@@ -26,7 +29,7 @@ Runs of the native pair and the replicated job alternate, so that a drift of
 the machine affects both alike; medians are recorded.
 
 usage: bench/run_replica.py [build-dir] [--repeat 5] [--flips 1000]
-                            [--only pingpong,pingpong_together,apps,kill,corruption,recreate]
+                            [--only pingpong,pingpong_together,latency_parts,apps,kill,corruption,recreate]
 """
 import argparse
 import json
@@ -105,6 +108,32 @@ def pingpong(build, repeat, together=False):
               f"  bandwidth {row['native_twice_bandwidth_mb_s']:8.1f} / {row['replicated_bandwidth_mb_s']:8.1f} MB/s",
               flush=True)
     return rows
+
+
+def latency_parts(build, repeat):
+    """Where the small-message latency goes: the same ping-pong (1-64 B) as
+    one native job (its 2 processes spin), through the library with one
+    replica (interposition only, 2 processes), natively twice with each job
+    told it has one slot (4 processes that yield the core whenever MPI finds
+    nothing, as MPI does in a job with more processes than slots: the
+    replicated job's case), and replicated (R = 2, 4 processes)."""
+    program = [str(build / "apps/mpi/rampart-mpi-pingpong"), "--json", "--max-bytes", "64"]
+    native = [mpiexec(build), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "-n", "2"]
+    one_slot = native[:-2] + ["--host", "localhost:1", "-n", "2"]
+    runs = {"native": [], "replicas_1": [], "native_twice_yielding": [], "replicated": []}
+    first = lambda job: statistics.median(r["latency_us"] for r in job["sizes"])
+    for r in range(repeat):
+        runs["native"].append(first(last_json(subprocess.run(native + program, env=ENV, stdout=subprocess.PIPE,
+                                                             stderr=subprocess.DEVNULL, text=True).stdout)))
+        runs["replicas_1"].append(first(replicated(build, 2, 1, program)[0]))
+        jobs = [subprocess.Popen(one_slot + program, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True) for _ in range(2)]
+        runs["native_twice_yielding"].append(statistics.mean(first(last_json(j.communicate()[0])) for j in jobs))
+        runs["replicated"].append(first(replicated(build, 2, 2, program)[0]))
+    out = {"sizes": "1-64 B, the median over the sizes of each run", "runs_us": runs,
+           **{f"{k}_us": statistics.median(v) for k, v in runs.items()}}
+    print("  latency (us): " + ", ".join(f"{k} {out[k + '_us']:.2f}" for k in runs), flush=True)
+    return out
 
 
 def application(build, name, args, repeat):
@@ -225,13 +254,13 @@ def main():
     p.add_argument("build", nargs="?", default="build")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--flips", type=int, default=1000)
-    p.add_argument("--only", default="pingpong,pingpong_together,apps,kill,corruption,recreate",
+    p.add_argument("--only", default="pingpong,pingpong_together,latency_parts,apps,kill,corruption,recreate",
                    help="the parts to run (comma-separated); the others keep what replica.json holds")
     a = p.parse_args()
     build = Path(a.build).resolve()
     parts = a.only.split(",")
     path = results / "replica.json"
-    out = json.loads(path.read_text()) if path.exists() and len(parts) < 6 else {}
+    out = json.loads(path.read_text()) if path.exists() and len(parts) < 7 else {}
     out.setdefault("commands", {})
     save = lambda: (results.mkdir(exist_ok=True), path.write_text(json.dumps(out, indent=1) + "\n"))
     for part in parts:
@@ -243,6 +272,9 @@ def main():
         elif part == "pingpong_together":
             print("ping-pong, 2 ranks, every job's sweep started at one instant: native twice / replicated (R = 2)")
             out["pingpong_together"] = pingpong(build, a.repeat, together=True)
+        elif part == "latency_parts":
+            print("ping-pong latency, 1-64 B: native, one replica, native twice yielding, replicated (R = 2)")
+            out["latency_parts"] = latency_parts(build, a.repeat)
         elif part == "recreate":
             print("re-created replicas, 4 ranks, R = 2")
             out["recreate"] = recreation(build, a.repeat)
