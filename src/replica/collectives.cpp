@@ -36,7 +36,8 @@ MPI_Request as_request(const schedule_ptr& s) {
 
 void copy_data(const void* src, int scount, MPI_Datatype stype, void* dst, int rcount, MPI_Datatype rtype) {
     if (contiguous(stype) && contiguous(rtype)) {
-        std::memmove(dst, src, std::min(data_bytes(scount, stype), data_bytes(rcount, rtype)));
+        const std::size_t bytes = std::min(data_bytes(scount, stype), data_bytes(rcount, rtype));
+        if (bytes > 0) std::memmove(dst, src, bytes);  // a barrier's buffers are null
         return;
     }
     int bytes = 0;
