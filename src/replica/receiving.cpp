@@ -200,10 +200,7 @@ void protocol::accept_data(int from, std::uint64_t number, MPI_Message* msg, int
 }
 
 // Into the matched receive's own memory when it fits, else into a buffer.
-// A small message is taken at once (its bytes are there with its envelope);
-// a larger one is received while the protocol goes on.
 void protocol::receive(const std::shared_ptr<inbound>& shared, MPI_Message* msg, std::vector<char>* bytes_here) {
-    constexpr std::size_t taken_at_once = 4096;
     inbound& in = *shared;
     const recv_request* t = in.target.get();
     in.direct = t && data_bytes(t->count, t->type) >= in.bytes;
@@ -215,15 +212,14 @@ void protocol::receive(const std::shared_ptr<inbound>& shared, MPI_Message* msg,
         received(shared);
         return;
     }
-    if (!in.direct) in.buffer.resize(in.bytes);
-    void* into = in.direct ? t->buf : in.buffer.data();
-    const int count = in.direct ? t->count : static_cast<int>(in.bytes);
-    const MPI_Datatype type = in.direct ? t->type : MPI_BYTE;
-    if (in.bytes <= taken_at_once) {
-        const int rc = PMPI_Mrecv(into, count, type, msg, MPI_STATUS_IGNORE);
-        return rc == MPI_SUCCESS ? received(shared) : lost_in_flight(shared, rc);
+    int rc;
+    if (in.direct) {
+        rc = PMPI_Imrecv(t->buf, t->count, t->type, msg, &in.request);
+    } else {
+        in.buffer.resize(in.bytes);
+        rc = PMPI_Imrecv(in.buffer.data(), static_cast<int>(in.bytes), MPI_BYTE, msg, &in.request);
     }
-    if (const int rc = PMPI_Imrecv(into, count, type, msg, &in.request); rc != MPI_SUCCESS) lost_in_flight(shared, rc);
+    if (rc != MPI_SUCCESS) lost_in_flight(shared, rc);
 }
 
 bool protocol::test_inbound() {

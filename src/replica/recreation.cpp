@@ -193,6 +193,7 @@ void protocol::serve_as_spare() {
             ::_exit(0);
         }
         if (recreate(rank, replica)) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // before asking again
     }
 }
 
@@ -226,7 +227,10 @@ bool protocol::gather_replies(std::uint64_t* sync) {
     for (std::size_t p = 0; p < answered_.size(); ++p) {
         if (!answered_[p] || layout_.dead(static_cast<int>(p))) continue;
         const auto a = static_cast<sync_answer>(answered_[p] - 1);
-        if (a == sync_answer::cannot) recreation_impossible_ = true;
+        // A spare that is still taking a replica's place (its state not yet
+        // in, its program not yet at its first sync) cannot join a sync now,
+        // but will: asked again later.
+        if (a == sync_answer::cannot && !layout_.spare(static_cast<int>(p))) recreation_impossible_ = true;
         if (a != sync_answer::ready) return false;
         furthest = std::max(furthest, answers_[p]);
     }
@@ -260,7 +264,15 @@ bool protocol::recreate(int rank, int replica) {
     joined_.assign(joined_.size(), 0);
     broadcast(go_tag, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(replica),
               static_cast<std::uint64_t>(survivor));
-    wait_until([&] { return have_state_ || layout_.dead(survivor); });
+    // The survivor sends nothing else: its death is asked for now and then.
+    auto checked = std::chrono::steady_clock::now();
+    wait_until([&] {
+        if (std::chrono::steady_clock::now() - checked > std::chrono::milliseconds(5)) {
+            check_failures(MPI_SUCCESS);
+            checked = std::chrono::steady_clock::now();
+        }
+        return have_state_ || layout_.dead(survivor);
+    });
     if (!have_state_) die_by_order(process_, "survivor lost");  // the replica stays dead; another spare may try
     kills_.recreating(rank, replica, ++recreations_[static_cast<std::size_t>(rank * layout_.replicas() + replica)],
                       process_);
