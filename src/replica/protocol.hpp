@@ -21,6 +21,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -222,6 +223,7 @@ private:
 
     // recreation.cpp: the spare's side
     void serve_as_spare();  // returns once this spare is a replica
+    void ask_for_deaths(std::chrono::steady_clock::time_point& last);
     bool program_ended() const;
     bool may_coordinate(int* rank, int* replica) const;
     bool recreate(int rank, int replica);

@@ -172,6 +172,14 @@ bool protocol::may_coordinate(int* rank, int* replica) const {
     return false;
 }
 
+// Deaths are told through errors of MPI calls, and a spare makes few that
+// could fail: every 5 ms it asks MPI which processes died.
+void protocol::ask_for_deaths(std::chrono::steady_clock::time_point& last) {
+    if (std::chrono::steady_clock::now() - last < std::chrono::milliseconds(5)) return;
+    check_failures(MPI_SUCCESS);
+    last = std::chrono::steady_clock::now();
+}
+
 // A spare waits, asleep between polls (it must not take the program's
 // cores), until it re-creates a replica and returns into the program, or
 // the program ends.
@@ -182,10 +190,7 @@ void protocol::serve_as_spare() {
         while (!program_ended() && !may_coordinate(&rank, &replica)) {
             if (progress()) continue;
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
-            if (std::chrono::steady_clock::now() - last_check > std::chrono::milliseconds(5)) {
-                check_failures(MPI_SUCCESS);  // deaths are told through errors; a spare makes few calls
-                last_check = std::chrono::steady_clock::now();
-            }
+            ask_for_deaths(last_check);
         }
         if (program_ended()) {
             finalize();
@@ -267,10 +272,7 @@ bool protocol::recreate(int rank, int replica) {
     // The survivor sends nothing else: its death is asked for now and then.
     auto checked = std::chrono::steady_clock::now();
     wait_until([&] {
-        if (std::chrono::steady_clock::now() - checked > std::chrono::milliseconds(5)) {
-            check_failures(MPI_SUCCESS);
-            checked = std::chrono::steady_clock::now();
-        }
+        ask_for_deaths(checked);
         return have_state_ || layout_.dead(survivor);
     });
     if (!have_state_) die_by_order(process_, "survivor lost");  // the replica stays dead; another spare may try

@@ -66,18 +66,16 @@ void protocol::route(const std::shared_ptr<send_op>& op, same_data* same) {
         else if (layout_.responsible(rank_, k) == replica_)
             start_copy(op, k);
     }
-    if (!op->payload && same && same->of(op->buf, op->count, op->type)) {
-        op->hash = same->hash;
-        for (send_op::copy& c : op->to)
-            if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
-    } else if (!op->payload) {
-        op->hash = hash_data_in_pieces(op->buf, op->count, op->type, data_bytes(op->count, op->type),
-                                       [](void*) {
-                                           int flag = 0;  // a probe for nothing: MPI progresses the transfers
-                                           PMPI_Iprobe(MPI_ANY_SOURCE, progress_tag, MPI_COMM_WORLD, &flag,
-                                                       MPI_STATUS_IGNORE);
-                                       },
-                                       nullptr);
+    if (!op->payload) {
+        op->hash = same && same->of(op->buf, op->count, op->type)
+                       ? same->hash
+                       : hash_data_in_pieces(op->buf, op->count, op->type, data_bytes(op->count, op->type),
+                                             [](void*) {
+                                                 int flag = 0;  // a probe for nothing: MPI progresses the transfers
+                                                 PMPI_Iprobe(MPI_ANY_SOURCE, progress_tag, MPI_COMM_WORLD, &flag,
+                                                             MPI_STATUS_IGNORE);
+                                             },
+                                             nullptr);
         for (send_op::copy& c : op->to)
             if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
         if (same) *same = same_data{op->buf, op->count, op->type, nullptr, op->hash, true};
