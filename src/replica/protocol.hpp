@@ -237,6 +237,7 @@ private:
     void on_recreation_control(int from, int tag, const std::uint64_t* words);
     void on_go(int from, int rank, int replica, int survivor);
     void forget_recreation();
+    void tell_new_replica(int to, int rank, int replica);
 
     // replica_state.cpp
     void snapshot();
@@ -329,6 +330,14 @@ private:
         int survivor = -1;  // sends the spare its state
     } coordination_;
     int deferred_query_ = -1;  // a spare that asked while another's re-creation was under way
+    // What this process received while it waited at a re-creation's sync
+    // for the go: acknowledged and voted on without the new replica.
+    struct noted_message {
+        int source = 0;
+        std::uint64_t number = 0, hash = 0;
+    };
+    std::vector<noted_message> noted_;
+    bool noting_ = false;
     // The spare's view of the others: answers to its query, arrivals, joins.
     std::vector<std::uint64_t> answers_;
     std::vector<char> answered_, arrived_, joined_;

@@ -20,7 +20,6 @@
 namespace rampart::replica::detail {
 
 namespace {
-constexpr int probes_per_poll = 64;
 int app_tag_of(int tag) { return tag & max_app_tag; }
 int context_of(int tag) { return tag >> app_tag_bits; }
 }  // namespace
@@ -40,22 +39,18 @@ void protocol::fill_status(MPI_Status& st, const inbound& in, const communicator
     PMPI_Status_set_cancelled(&st, 0);
 }
 
+// One message per call. A probe that finds nothing lets MPI yield the core
+// (it does at every empty poll when a job has more processes than cores):
+// probing again after a message would put a context switch between its
+// arrival and the program's wait seeing it.
 bool protocol::poll_world() {
-    bool any = false;
-    for (int i = 0; i < probes_per_poll; ++i) {
-        int flag = 0;
-        MPI_Message msg = MPI_MESSAGE_NULL;
-        MPI_Status st;
-        const int rc = PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st);
-        if (rc != MPI_SUCCESS) {
-            any = check_failures(rc) || any;
-            continue;
-        }
-        if (!flag) break;
-        any = true;
-        on_message(msg, st);
-    }
-    return any;
+    int flag = 0;
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    const int rc = PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st);
+    if (rc != MPI_SUCCESS) return check_failures(rc);
+    if (flag) on_message(msg, st);
+    return flag != 0;
 }
 
 void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
@@ -265,6 +260,7 @@ void protocol::received(const std::shared_ptr<inbound>& shared) {
         const int p = layout_.process(in.source, l);
         if (p != in.source_process && !layout_.dead(p)) send_control(p, ack_tag, in.number, hash);
     }
+    if (noting_) noted_.push_back({in.source, in.number, hash});
     vote_on(shared, hash);
 }
 

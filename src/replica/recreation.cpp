@@ -69,7 +69,10 @@ void protocol::join_recreation(long number) {
                          "sync, received after it): a replica cannot be re-created at such a point");
     if (rank_ == coordination_.rank) snapshot();
     send_control(coordination_.spare, arrived_tag, static_cast<std::uint64_t>(number));
+    noting_ = true;
     wait_until([&] { return coordination_.go || coordination_.spare < 0; });
+    noting_ = false;
+    noted_.clear();
     if (!coordination_.go || coordination_.survivor != process_) return;
     kills_.sending_state();
     send_state(coordination_.spare);
@@ -139,12 +142,26 @@ void protocol::on_go(int from, int rank, int replica, int survivor) {
     channel_numbered_[static_cast<std::size_t>(from)] = 0;
     numbered_[static_cast<std::size_t>(from)] = 0;
     if (rank_ < 0) return;  // another spare
+    tell_new_replica(from, rank, replica);
     const auto r = static_cast<std::size_t>(rank);
     if (layout_.process(rank, layout_.responsible(rank, replica_)) != source_process_[r]) switch_source(rank);
     send_control(from, joined_tag, 0);
     if (from != coordination_.spare) return;
     coordination_.go = true;
     coordination_.survivor = survivor;
+}
+
+// What this process received while it waited at the sync for the go came
+// after the sync (others had passed it), and was acknowledged and voted on
+// among the replicas it knew: the new replica gets its share now. Without
+// it, the new replica waits forever for those acknowledgements and votes.
+void protocol::tell_new_replica(int to, int rank, int replica) {
+    for (const noted_message& m : noted_) {
+        if (m.source == rank && layout_.responsible(rank, replica_) != replica)
+            send_control(to, ack_tag, m.number, m.hash);
+        if (rank_ == rank && layout_.replicas() >= 3)
+            send_control(to, vote_tag, static_cast<std::uint64_t>(m.source), m.number, m.hash);
+    }
 }
 
 // ---- The spare's side ----

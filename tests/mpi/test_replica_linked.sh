@@ -7,7 +7,8 @@
 set -uo pipefail
 mpiexec=$1; native=$2; linked=$3; n=$4; r=$5; shift 5
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-run=("$mpiexec" --with-ft ulfm --oversubscribe --mca btl self,sm,tcp)
+# Started again if the launcher itself fails to start (mpiexec_retry.sh).
+run=("$(dirname "$0")/mpiexec_retry.sh" "$mpiexec" --with-ft ulfm --oversubscribe --mca btl self,sm,tcp)
 ref=$(timeout 60 "${run[@]}" -n "$n" "$native" "$@" 2>/dev/null | grep -o 'checksum [0-9a-f]*')
 [ -n "$ref" ] || { echo "FAIL: the native run printed no checksum"; exit 1; }
 out=$(timeout 60 "${run[@]}" -x RAMPART_REPLICAS="$r" -n $((n * r)) "$linked" "$@" 2>&1)
