@@ -241,13 +241,16 @@ bool protocol::test_inbound() {
 }
 
 // Its sender died while it travelled: the rank's next source sends it again.
+// The hole is made before MPI is asked for deaths: learning that its sender
+// died replays at once what the rank's next source sent, this message among
+// it, which is dropped as a duplicate unless the hole is there to take it.
 void protocol::lost_in_flight(const std::shared_ptr<inbound>& in, int rc) {
+    const int from = in->source_process;
     in->request = MPI_REQUEST_NULL;
-    if (!layout_.dead(in->source_process)) check_failures(rc);
-    if (!layout_.dead(in->source_process))
-        abort_job(3, "receiving from process " + std::to_string(in->source_process) + " failed");
     in->s = inbound::state::hole;
     holes_[static_cast<std::size_t>(in->source)][in->number] = in;
+    if (!layout_.dead(from)) check_failures(rc);
+    if (!layout_.dead(from)) abort_job(3, "receiving from process " + std::to_string(from) + " failed");
 }
 
 void protocol::received(const std::shared_ptr<inbound>& shared) {
