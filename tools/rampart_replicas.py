@@ -212,6 +212,12 @@ def summarize(a, reports, mpiexec_code, seconds):
         seen = [d["seen_us"] for p in processes.values() for d in p.get("deaths", []) if d["process"] == k["process"]]
         if seen:
             detect_ms.append(round((min(seen) - k["killed_us"]) / 1000.0, 2))
+    # How far apart the replicas of a rank were when their programs ended.
+    ended_at = {}
+    for p in processes.values():
+        if p.get("program_ended_us") and p.get("rank", -1) >= 0:
+            ended_at.setdefault(p["rank"], []).append(p["program_ended_us"])
+    apart_ms = max((max(t) - min(t) for t in ended_at.values()), default=0) / 1000.0
     return {
         "ranks": n,
         "replicas": a.replicas,
@@ -224,6 +230,7 @@ def summarize(a, reports, mpiexec_code, seconds):
         "killed_us": sorted(k["killed_us"] for k in kills),
         "detect_ms": detect_ms,
         "ended_us": max((p.get("ended_us", 0) for p in processes.values()), default=0),
+        "replicas_apart_ms": round(apart_ms, 2),
         "messages_sent": total("messages_sent"),
         "acks_sent": total("acks_sent"),
         "messages_resent": total("messages_resent"),

@@ -122,6 +122,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
 // a crash, and none needs anything more from it (its sends are all
 // confirmed, so every live replica of their destinations has them).
 void protocol::finalize() {
+    report_program_ended();
     wait_until([&] {
         return sending_.empty() &&
                std::all_of(pending_.begin(), pending_.end(), [](const auto& m) { return m.empty(); });

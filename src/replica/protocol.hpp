@@ -273,7 +273,7 @@ private:
         std::uint64_t words[3] = {0, 0, 0};
     };
     std::list<control_send> controls_;
-    std::size_t buffered_bytes_ = 0;
+    std::size_t buffered_messages_ = 0;
     static constexpr int spin_polls = 50;
     int idle_polls_ = 0;  // copies of small messages not yet confirmed
     // Per process this one sends copies to: whether the receiver knows the

@@ -58,6 +58,8 @@ void add_counters(const protocol& p) {
 }
 }  // namespace
 
+void report_program_ended() { state()["program_ended_us"] = now_us(); }
+
 void report_end(const protocol& p, const std::string& ended, int exit_code) {
     auto& j = state();
     j["ended"] = ended;

@@ -10,6 +10,8 @@ class protocol;
 struct send_op;
 
 void report_start(const protocol& p);
+/// The program called MPI_Finalize (written with the end).
+void report_program_ended();
 /// `ended`: "normal", "failed" (this process ended the job) or "stopped";
 /// `exit_code`: what the process exits with.
 void report_end(const protocol& p, const std::string& ended, int exit_code = 0);
