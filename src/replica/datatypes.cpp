@@ -1,7 +1,5 @@
 #include "datatypes.hpp"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -32,8 +30,6 @@ std::vector<char> pack(const void* buf, int count, MPI_Datatype type) {
     return out;
 }
 
-std::uint64_t hash_bytes(const void* data, std::size_t bytes) { return XXH3_64bits(data, bytes); }
-
 std::uint64_t hash_data(const void* buf, int count, MPI_Datatype type, std::size_t bytes) {
     if (contiguous(type)) return hash_bytes(buf, bytes);
     const std::vector<char> packed = pack(buf, count, type);
@@ -44,15 +40,7 @@ std::uint64_t hash_data_in_pieces(const void* buf, int count, MPI_Datatype type,
                                   void (*between)(void*), void* context) {
     constexpr std::size_t piece = 256 * 1024;
     if (bytes <= piece || !contiguous(type)) return hash_data(buf, count, type, bytes);
-    XXH3_state_t* state = XXH3_createState();
-    XXH3_64bits_reset(state);
-    for (std::size_t at = 0; at < bytes; at += piece) {
-        XXH3_64bits_update(state, static_cast<const char*>(buf) + at, std::min(piece, bytes - at));
-        between(context);
-    }
-    const std::uint64_t h = XXH3_64bits_digest(state);
-    XXH3_freeState(state);
-    return h;
+    return hash_bytes_in_pieces(buf, bytes, piece, between, context);
 }
 
 void unpack(const std::vector<char>& from, std::size_t bytes, void* buf, int count, MPI_Datatype type) {

@@ -2,6 +2,8 @@
 // The bytes a (buffer, count, datatype) triple stands for, as MPI would
 // send them: hashed for acknowledgements, copied for unexpected messages.
 
+#include "hashing.hpp"
+
 #include <mpi.h>
 
 #include <cstddef>
@@ -18,7 +20,6 @@ bool contiguous(MPI_Datatype type);
 std::vector<char> pack(const void* buf, int count, MPI_Datatype type);
 /// XXH3 of the first `bytes` data bytes of (buf, count, type).
 std::uint64_t hash_data(const void* buf, int count, MPI_Datatype type, std::size_t bytes);
-std::uint64_t hash_bytes(const void* data, std::size_t bytes);
 /// hash_data, calling `between()` after every piece of a large contiguous
 /// buffer (the same hash as in one piece).
 std::uint64_t hash_data_in_pieces(const void* buf, int count, MPI_Datatype type, std::size_t bytes,
