@@ -240,9 +240,7 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
         return req;
     }
     const int to = comm->ranks[static_cast<std::size_t>(dest)];
-    auto& number = next_number_[static_cast<std::size_t>(to)];
     op->dest = to;
-    op->number = number++;
     op->tag = data_tag(context, tag);
     op->app_tag = tag;
     op->buf = buf;
@@ -251,7 +249,11 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     op->synchronous = synchronous;
     op->to.resize(static_cast<std::size_t>(layout_.replicas()));
     kills_.before_message(static_cast<long>(messages_sent + 1));
+    // It may wait for room among the buffered copies, receiving meanwhile:
+    // the message takes its number after, so that an acknowledgement of it
+    // from a replica ahead finds it pending or is kept as early.
     prepare_payload(*op, same);
+    op->number = next_number_[static_cast<std::size_t>(to)]++;
     pending_[static_cast<std::size_t>(to)][op->number] = op;
     route(op, same);
     ++messages_sent;
