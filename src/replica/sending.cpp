@@ -270,6 +270,9 @@ void protocol::take_over(int k) {
         for (auto& [number, op] : pending_[static_cast<std::size_t>(j)])
             if (op->to[static_cast<std::size_t>(k)].s == send_op::state::awaiting_ack) ops.push_back(op);
         for (auto& op : ops) {
+            // A send below that learns of another death completes what that
+            // death settles (its copy then freed): not sent again.
+            if (op->complete || op->to[static_cast<std::size_t>(k)].s != send_op::state::awaiting_ack) continue;
             start_copy(op, k);
             ++resent;
         }
