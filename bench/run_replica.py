@@ -65,11 +65,16 @@ def together(cmd, program, jobs=2):
     """Native jobs started together; their results. Open MPI's launcher now
     and then fails to start a job (no output): the jobs are started again."""
     for attempt in range(3):
-        running = [subprocess.Popen(cmd + program, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    text=True) for _ in range(jobs)]
-        outputs = [j.communicate()[0] for j in running]
-        if all("{" in o for o in outputs) or attempt == 2:
-            return [last_json(o) for o in outputs]
+        running = [subprocess.Popen(cmd + program, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, errors="replace") for _ in range(jobs)]
+        outputs = [j.communicate(timeout=600) for j in running]
+        started = all(any(line.startswith("{") for line in out.splitlines()) for out, _ in outputs)
+        if started or attempt == 2:
+            break
+    for (out, err), job in zip(outputs, running):
+        if job.returncode != 0 or not any(line.startswith("{") for line in out.splitlines()):
+            raise RuntimeError(f"native job failed (exit {job.returncode}): {' '.join(cmd + program)}\n{err[-3000:]}")
+    return [last_json(out) for out, _ in outputs]
 
 
 def native_twice(build, n, program):
@@ -92,16 +97,16 @@ def replicated(build, n, replicas, program, options=()):
 
 
 def job_seconds(result, report):
-    """The program's time on its slowest replica: the time printed (by the
-    replica of rank 0 that printed first) plus how far apart the replicas of
-    a rank called MPI_Finalize."""
+    """The program's time on its slowest replica, at most: the time printed
+    (by the replica of rank 0 that printed first) plus the largest gap over
+    the ranks between their replicas' calls of MPI_Finalize."""
     return result["seconds"] + report["replicas_apart_ms"] / 1000.0
 
 
-def pingpong(build, repeat, together=False):
+def pingpong(build, repeat, at_once=False):
     program = [str(build / "apps/mpi/rampart-mpi-pingpong"), "--json"]
     # Launching takes well under 2 s on this machine.
-    start_at = lambda: ["--start-at", f"{time.time() + 2.0:.3f}"] if together else []
+    start_at = lambda: ["--start-at", f"{time.time() + 2.0:.3f}"] if at_once else []
     native, repl = {}, {}
     for r in range(repeat):
         for job in native_twice(build, 2, program + start_at()):
@@ -288,7 +293,7 @@ def main():
             out["pingpong"] = pingpong(build, a.repeat)
         elif part == "pingpong_together":
             print("ping-pong, 2 ranks, every job's sweep started at one instant: native twice / replicated (R = 2)")
-            out["pingpong_together"] = pingpong(build, a.repeat, together=True)
+            out["pingpong_together"] = pingpong(build, a.repeat, at_once=True)
         elif part == "latency_parts":
             print("ping-pong latency, 1-64 B: native, one replica, native twice yielding, replicated (R = 2)")
             out["latency_parts"] = latency_parts(build, a.repeat)

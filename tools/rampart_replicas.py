@@ -212,10 +212,11 @@ def summarize(a, reports, mpiexec_code, seconds):
         seen = [d["seen_us"] for p in processes.values() for d in p.get("deaths", []) if d["process"] == k["process"]]
         if seen:
             detect_ms.append(round((min(seen) - k["killed_us"]) / 1000.0, 2))
-    # How far apart the replicas of a rank were when their programs ended.
+    # How far apart the replicas of a rank were when their programs ended
+    # (by each node's clock: on several nodes it includes their skew).
     ended_at = {}
     for p in processes.values():
-        if p.get("program_ended_us") and p.get("rank", -1) >= 0:
+        if p.get("program_ended_us") and p.get("rank", -1) >= 0 and p.get("ended") == "normal":
             ended_at.setdefault(p["rank"], []).append(p["program_ended_us"])
     apart_ms = max((max(t) - min(t) for t in ended_at.values()), default=0) / 1000.0
     return {

@@ -1,5 +1,5 @@
-// XXH3 compiled for one instruction set (RAMPART_HASH_ISA: sse2, avx2 or
-// avx512, with the matching -m flags); hashing.cpp picks one at run time.
+// XXH3 compiled for one instruction set (RAMPART_HASH_ISA: baseline, avx2
+// or avx512, with the matching -m flags); hashing.cpp picks one at run time.
 // Every replica hashes every message it sends and receives, and the
 // packaged xxHash is built for SSE2 only: AVX-512 hashes about 4x faster.
 // The hash is the same on every instruction set. This file includes
@@ -22,6 +22,7 @@ std::uint64_t RAMPART_HASH_NAME(hash_with)(const void* data, std::size_t bytes) 
 
 std::uint64_t RAMPART_HASH_NAME(hash_in_pieces_with)(const void* data, std::size_t bytes, std::size_t piece,
                                                      void (*between)(void*), void* context) {
+    if (piece == 0) piece = bytes;  // one piece
     XXH3_state_t state;
     XXH3_INITSTATE(&state);
     XXH3_64bits_reset(&state);

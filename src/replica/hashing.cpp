@@ -3,16 +3,9 @@
 
 #include "hashing.hpp"
 
-namespace rampart::replica::detail {
+#include "hash_kernels.hpp"
 
-#define RAMPART_HASH_KERNEL(isa)                                                             \
-    std::uint64_t hash_with_##isa(const void* data, std::size_t bytes);                        \
-    std::uint64_t hash_in_pieces_with_##isa(const void* data, std::size_t bytes, std::size_t piece, \
-                                            void (*between)(void*), void* context);
-RAMPART_HASH_KERNEL(sse2)
-RAMPART_HASH_KERNEL(avx2)
-RAMPART_HASH_KERNEL(avx512)
-#undef RAMPART_HASH_KERNEL
+namespace rampart::replica::detail {
 
 namespace {
 struct kernel {
@@ -21,10 +14,13 @@ struct kernel {
 };
 
 kernel pick() {
+#if defined(__x86_64__)
+    // Also checks that the operating system saves the wider registers.
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return {hash_with_avx512, hash_in_pieces_with_avx512};
     if (__builtin_cpu_supports("avx2")) return {hash_with_avx2, hash_in_pieces_with_avx2};
-    return {hash_with_sse2, hash_in_pieces_with_sse2};
+#endif
+    return {hash_with_baseline, hash_in_pieces_with_baseline};
 }
 
 const kernel& chosen() {

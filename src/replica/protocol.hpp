@@ -273,9 +273,9 @@ private:
         std::uint64_t words[3] = {0, 0, 0};
     };
     std::list<control_send> controls_;
-    std::size_t buffered_messages_ = 0;
+    std::size_t buffered_messages_ = 0;  // copies of small messages not yet confirmed
     static constexpr int spin_polls = 50;
-    int idle_polls_ = 0;  // copies of small messages not yet confirmed
+    int idle_polls_ = 0;
     // Per process this one sends copies to: whether the receiver knows the
     // number of the next copy, and that number.
     std::vector<std::uint64_t> channel_next_;

@@ -10,7 +10,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <map>
 
@@ -25,7 +27,9 @@ namespace {
 // small and bounds how far one set of replicas runs ahead of another (a
 // copy is confirmed once the sibling's copy has arrived): a re-creation
 // waits less for the set behind to reach its sync, and the program's own
-// timings, printed by the replicas ahead, stay the job's.
+// timings, printed by the replicas ahead, stay close to the job's. The
+// bound counts messages, so how far apart that is in time depends on the
+// program's message rate.
 constexpr std::size_t buffered_message = 64 * 1024;
 constexpr std::size_t buffered_count = 128;
 }  // namespace
@@ -36,7 +40,7 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
     // One replica's outgoing copies are corrupted on purpose: a bit flipped
     // in a copy of the payload, which is what that replica then believes
     // it sent.
-    const bool flip = flip_rate_ > 0.0 && replica_ == 0 && bytes > 0 &&
+    const bool flip = flip_rate_ > 0.0 && replica_ == 0 && bytes > 0 && bytes <= INT_MAX &&
                       std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
     if (!op.buffered && !flip) return;  // hashed by route(), once its copies are on their way
     if (op.buffered) {
@@ -62,16 +66,31 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
 }
 
 // The copies of a new message: sent by this process where it is
-// responsible, else awaited as acknowledgements (some may have come). A
-// large message is hashed while its copies travel: MPI moves a large
-// message only inside its calls, so it is called between pieces of the hash.
+// responsible, else awaited as acknowledgements. An acknowledgement that
+// came first (a replica ahead) confirms its copy, which then is not sent
+// (after a take-over, the dead replica had delivered it). A send may learn
+// of deaths, whose take-overs start copies of this message: each copy is
+// started once. A large message is hashed while its copies travel: MPI
+// moves a large message only inside its calls, so it is called between
+// pieces of the hash.
 void protocol::route(const std::shared_ptr<send_op>& op, same_data* same) {
+    auto& early = early_acks_[static_cast<std::size_t>(op->dest)];
     for (int k = 0; k < layout_.replicas(); ++k) {
-        if (!layout_.alive(op->dest, k))
-            op->to[static_cast<std::size_t>(k)].s = send_op::state::not_needed;
-        else if (layout_.responsible(rank_, k) == replica_)
-            start_copy(op, k);
+        send_op::copy& c = op->to[static_cast<std::size_t>(k)];
+        const auto it = early.find({op->number, k});
+        if (!layout_.alive(op->dest, k)) {
+            c.s = send_op::state::not_needed;
+        } else if (it != early.end()) {
+            c.s = send_op::state::acked;
+            c.hash = it->second;
+            c.hash_known = true;
+        }
+        if (it != early.end()) early.erase(it);
     }
+    for (int k = 0; k < layout_.replicas(); ++k)
+        if (op->to[static_cast<std::size_t>(k)].s == send_op::state::awaiting_ack &&
+            layout_.responsible(rank_, k) == replica_)
+            start_copy(op, k);
     if (!op->payload) {
         op->hash = same && same->of(op->buf, op->count, op->type)
                        ? same->hash
@@ -86,17 +105,8 @@ void protocol::route(const std::shared_ptr<send_op>& op, same_data* same) {
             if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
         if (same) *same = same_data{op->buf, op->count, op->type, nullptr, op->hash, true};
     }
-    auto& early = early_acks_[static_cast<std::size_t>(op->dest)];
-    for (int k = 0; k < layout_.replicas(); ++k) {
-        send_op::copy& c = op->to[static_cast<std::size_t>(k)];
-        auto it = early.find({op->number, k});
-        if (c.s != send_op::state::awaiting_ack || it == early.end()) continue;
-        c.s = send_op::state::acked;
-        c.hash = it->second;
-        c.hash_known = true;
-        early.erase(it);
-        check_copy_hash(*op, k);
-    }
+    for (int k = 0; k < layout_.replicas(); ++k)
+        if (op->to[static_cast<std::size_t>(k)].s == send_op::state::acked) check_copy_hash(*op, k);
 }
 
 // Sends this process's copy of `op` to replica k of its destination. The
@@ -110,6 +120,7 @@ void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
     channel_numbered_[pi] = 1;
     channel_next_[pi] = op->number + 1;
     send_op::copy& c = op->to[static_cast<std::size_t>(k)];
+    assert(c.request == MPI_REQUEST_NULL && "each copy is started once");
     const void* data = op->payload ? op->payload->data() : op->buf;
     const int count = op->payload ? static_cast<int>(op->payload->size()) : op->count;
     const MPI_Datatype type = op->payload ? MPI_BYTE : op->type;
