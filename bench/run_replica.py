@@ -156,24 +156,53 @@ def latency_parts(build, repeat):
     return out
 
 
+def library_twice(build, n, program):
+    """Two jobs started together through the library with one replica each:
+    the interposed MPI without replication, on the same processes and cores
+    as the replicated job. Their mean printed time and their checksums."""
+    cmd = [str(root / "tools" / "rampart-run"), "-n", str(n), "--replicas", "1", "--json",
+           "--replica-lib", str(build / "src" / "replica" / "librampart_replica.so"), "--"]
+    running = [subprocess.Popen(cmd + program, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                errors="replace") for _ in range(2)]
+    results = []
+    for job in running:
+        out, err = job.communicate(timeout=600)
+        lines = [l for l in out.splitlines() if l.startswith("{")]
+        if job.returncode != 0 or len(lines) < 2:
+            raise RuntimeError(f"library job failed (exit {job.returncode}): {' '.join(cmd + program)}\n{err[-3000:]}")
+        results.append(json.loads(lines[-2]))
+    return statistics.mean(r["seconds"] for r in results), {r["checksum"] for r in results}
+
+
 def application(build, name, args, repeat):
+    """Native twice against replicated (R = 2), and, to tell the cost of
+    interposing MPI from the cost of replication, the program through the
+    library with one replica, twice."""
     program = [str(build / "apps/mpi" / f"rampart-mpi-{name}"), "--json", *args]
-    native, repl, apart, sums = [], [], [], set()
+    native, repl, library, apart, sums = [], [], [], [], set()
     for _ in range(repeat):
         pair = native_twice(build, 4, program)
         native.append(statistics.mean(x["seconds"] for x in pair))
         sums |= {x["checksum"] for x in pair}
+        seconds, checksums = library_twice(build, 4, program)
+        library.append(seconds)
+        sums |= checksums
         result, report, _ = replicated(build, 4, 2, program)
         repl.append(job_seconds(result, report))
         apart.append(report["replicas_apart_ms"])
         sums.add(result["checksum"])
     out = {"program": name, "args": args, "ranks": 4, "replicas": 2,
            "native_twice_seconds": statistics.median(native), "replicated_seconds": statistics.median(repl),
-           "native_runs": native, "replicated_runs": repl, "replicas_apart_ms": apart,
-           "checksums_equal": len(sums) == 1}
+           "library_twice_seconds": statistics.median(library),
+           "native_runs": native, "replicated_runs": repl, "library_twice_runs": library,
+           "replicas_apart_ms": apart, "checksums_equal": len(sums) == 1}
     out["ratio"] = out["replicated_seconds"] / out["native_twice_seconds"]
-    print(f"  {name}: native twice {out['native_twice_seconds']:.3f} s, replicated {out['replicated_seconds']:.3f} s,"
-          f" ratio {out['ratio']:.3f}, same checksum: {out['checksums_equal']}", flush=True)
+    out["interposition_ratio"] = out["library_twice_seconds"] / out["native_twice_seconds"]
+    out["replication_ratio"] = out["replicated_seconds"] / out["library_twice_seconds"]
+    print(f"  {name}: native twice {out['native_twice_seconds']:.3f} s, through the library twice"
+          f" {out['library_twice_seconds']:.3f} s, replicated {out['replicated_seconds']:.3f} s, ratio"
+          f" {out['ratio']:.3f} ({out['interposition_ratio']:.3f} x {out['replication_ratio']:.3f}),"
+          f" same checksum: {out['checksums_equal']}", flush=True)
     return out
 
 
