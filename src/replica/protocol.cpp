@@ -51,28 +51,8 @@ void protocol::read_configuration() {
     flip_random_.seed(static_cast<std::uint64_t>(seed) * 1000003u + static_cast<std::uint64_t>(process_));
 }
 
-void protocol::init(int* argc, char*** argv, int required, int* provided) {
-    int granted = 0;
-    // The protocol's state has no lock: the program may call MPI from one
-    // thread at a time.
-    if (PMPI_Init_thread(argc, argv, std::min(required, static_cast<int>(MPI_THREAD_SERIALIZED)), &granted) !=
-        MPI_SUCCESS) {
-        std::fprintf(stderr, "rampart-replica: MPI_Init failed\n");
-        std::_Exit(3);
-    }
-    if (provided) *provided = granted;
-    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &process_);
-    int size = 1;
-    PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    try {
-        read_configuration();
-        layout_ = layout(size, env_int("RAMPART_REPLICAS", 1), env_int("RAMPART_REPLICA_SPARES", 0));
-        parse_kill_orders(std::getenv("RAMPART_KILL") ? std::getenv("RAMPART_KILL") : "");
-    } catch (const std::exception& e) {
-        if (process_ == 0) std::fprintf(stderr, "rampart-replica: %s\n", e.what());
-        std::_Exit(3);
-    }
+// The data tags and the control tags above them must fit MPI's tag space.
+void protocol::check_tag_space() const {
     int* tag_ub = nullptr;
     int flag = 0;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
@@ -80,10 +60,12 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
         if (process_ == 0) std::fprintf(stderr, "rampart-replica: MPI's largest tag is too small for replication\n");
         std::_Exit(3);
     }
-    rank_ = layout_.rank_of(process_);
-    replica_ = layout_.replica_of(process_);
+}
+
+// The tables kept per logical rank and per process of the job.
+void protocol::size_tables() {
     const auto n = static_cast<std::size_t>(layout_.ranks());
-    const auto processes = static_cast<std::size_t>(size);
+    const auto processes = static_cast<std::size_t>(layout_.processes());
     next_number_.assign(n, 0);
     pending_.resize(n);
     early_acks_.resize(n);
@@ -110,6 +92,34 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     arrived_.assign(processes, 0);
     joined_.assign(processes, 0);
     logging_ = layout_.spares() > 0;
+}
+
+void protocol::init(int* argc, char*** argv, int required, int* provided) {
+    int granted = 0;
+    // The protocol's state has no lock: the program may call MPI from one
+    // thread at a time.
+    if (PMPI_Init_thread(argc, argv, std::min(required, static_cast<int>(MPI_THREAD_SERIALIZED)), &granted) !=
+        MPI_SUCCESS) {
+        std::fprintf(stderr, "rampart-replica: MPI_Init failed\n");
+        std::_Exit(3);
+    }
+    if (provided) *provided = granted;
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &process_);
+    int size = 1;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    try {
+        read_configuration();
+        layout_ = layout(size, env_int("RAMPART_REPLICAS", 1), env_int("RAMPART_REPLICA_SPARES", 0));
+        parse_kill_orders(std::getenv("RAMPART_KILL") ? std::getenv("RAMPART_KILL") : "");
+    } catch (const std::exception& e) {
+        if (process_ == 0) std::fprintf(stderr, "rampart-replica: %s\n", e.what());
+        std::_Exit(3);
+    }
+    check_tag_space();
+    rank_ = layout_.rank_of(process_);
+    replica_ = layout_.replica_of(process_);
+    size_tables();
     report_start(*this);
     kills_.start(rank_, replica_, process_);
     if (rank_ < 0) serve_as_spare();  // returns as a re-created replica (rank_ set), or never

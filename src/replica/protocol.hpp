@@ -177,6 +177,8 @@ private:
     protocol() = default;
     void idle();
     void read_configuration();
+    void check_tag_space() const;
+    void size_tables();
 
     bool lowest_live_process() const;
     [[noreturn]] void on_abort(MPI_Message msg, const MPI_Status& st);
