@@ -47,6 +47,20 @@ std::int64_t wall_clock_us() {
         .count();
 }
 
+// The largest tags are the engine's controls and services; below those, the
+// tags of service replies (one per reply number modulo their count); the
+// rest is the program's.
+void engine::impl::divide_tags() {
+    void* ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+    control_tag_ = found ? *static_cast<int*>(ub) : 32767;
+    service_tag_ = control_tag_ - 1;
+    reply_tags_ = std::min(1 << 16, (control_tag_ - 2) / 2);
+    reply_tag_base_ = service_tag_ - reply_tags_;
+    owner_.max_tag_ = reply_tag_base_ - 1;
+}
+
 bool engine::impl::start(int spares) {
     thread_ = std::thread([this, spares] {
         die_before_mpi_if_ordered();
@@ -63,16 +77,7 @@ bool engine::impl::start(int spares) {
             comm_ = MPI_COMM_WORLD;
             MPI_Comm_rank(comm_, &process_);
             MPI_Comm_size(comm_, &world_size_);
-            void* ub = nullptr;
-            int found = 0;
-            MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
-            control_tag_ = found ? *static_cast<int*>(ub) : 32767;
-            service_tag_ = control_tag_ - 1;
-            // Below those, the tags of service replies (one per reply number
-            // modulo their count); the rest is the program's.
-            reply_tags_ = std::min(1 << 16, (control_tag_ - 2) / 2);
-            reply_tag_base_ = service_tag_ - reply_tags_;
-            owner_.max_tag_ = reply_tag_base_ - 1;
+            divide_tags();
             try {
                 members_.emplace(world_size_, spares);
             } catch (const std::exception& x) {

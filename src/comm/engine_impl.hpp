@@ -325,6 +325,7 @@ private:
 
     // engine_processes.cpp: the processes of the job, and hung ones
     void exchange_process_ids();
+    void divide_tags();
     /// Kills (SIGKILL) those of `processes` that run on this host: a hung
     /// process that MPI has declared dead must end to be recovered from.
     void kill_processes(const std::vector<int>& processes);
