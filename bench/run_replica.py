@@ -54,27 +54,35 @@ def mpiexec(build):
     return str(venv) if venv.exists() else "mpiexec"
 
 
+def json_lines(text):
+    """The lines of a job's output that are JSON objects."""
+    return [line for line in text.splitlines() if line.startswith("{")]
+
+
 def last_json(text):
-    for line in reversed(text.splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)
-    raise RuntimeError("no JSON in: " + text[-500:])
+    lines = json_lines(text)
+    if not lines:
+        raise RuntimeError("no JSON in: " + text[-500:])
+    return json.loads(lines[-1])
 
 
-def together(cmd, program, jobs=2):
-    """Native jobs started together; their results. Open MPI's launcher now
-    and then fails to start a job (no output): the jobs are started again."""
+def together(cmd, program, jobs=2, line=-1):
+    """Jobs started together; the JSON object each printed at `line` among
+    its JSON lines (the last: a native program's result; the one before: a
+    program's result under rampart-run, whose report comes last). Open
+    MPI's launcher now and then fails to start a job (no output): the jobs
+    are started again."""
     for attempt in range(3):
         running = [subprocess.Popen(cmd + program, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True, errors="replace") for _ in range(jobs)]
         outputs = [j.communicate(timeout=600) for j in running]
-        started = all(any(line.startswith("{") for line in out.splitlines()) for out, _ in outputs)
+        started = all(len(json_lines(out)) >= -line for out, _ in outputs)
         if started or attempt == 2:
             break
     for (out, err), job in zip(outputs, running):
-        if job.returncode != 0 or not any(line.startswith("{") for line in out.splitlines()):
-            raise RuntimeError(f"native job failed (exit {job.returncode}): {' '.join(cmd + program)}\n{err[-3000:]}")
-    return [last_json(out) for out, _ in outputs]
+        if job.returncode != 0 or len(json_lines(out)) < -line:
+            raise RuntimeError(f"job failed (exit {job.returncode}): {' '.join(cmd + program)}\n{err[-3000:]}")
+    return [json.loads(json_lines(out)[line]) for out, _ in outputs]
 
 
 def native_twice(build, n, program):
@@ -89,7 +97,7 @@ def replicated(build, n, replicas, program, options=()):
            "--replica-lib", str(build / "src" / "replica" / "librampart_replica.so"), *options, "--"] + program
     p = subprocess.run(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600,
                        errors="replace")
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    lines = json_lines(p.stdout)
     if not lines:
         raise RuntimeError(f"rampart-run printed no report (exit {p.returncode}): {' '.join(cmd)}\n{p.stderr[-3000:]}")
     result = json.loads(lines[-2]) if len(lines) >= 2 else None
@@ -162,15 +170,7 @@ def library_twice(build, n, program):
     as the replicated job. Their mean printed time and their checksums."""
     cmd = [str(root / "tools" / "rampart-run"), "-n", str(n), "--replicas", "1", "--json",
            "--replica-lib", str(build / "src" / "replica" / "librampart_replica.so"), "--"]
-    running = [subprocess.Popen(cmd + program, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                errors="replace") for _ in range(2)]
-    results = []
-    for job in running:
-        out, err = job.communicate(timeout=600)
-        lines = [l for l in out.splitlines() if l.startswith("{")]
-        if job.returncode != 0 or len(lines) < 2:
-            raise RuntimeError(f"library job failed (exit {job.returncode}): {' '.join(cmd + program)}\n{err[-3000:]}")
-        results.append(json.loads(lines[-2]))
+    results = together(cmd, program, line=-2)
     return statistics.mean(r["seconds"] for r in results), {r["checksum"] for r in results}
 
 
