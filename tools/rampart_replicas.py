@@ -242,6 +242,8 @@ def summarize(a, reports, mpiexec_code, seconds):
         "bits_flipped": total("bits_flipped"),
         "corruptions_detected": total("corruptions_detected"),
         "corruptions": corruptions,
+        "collectives_in_set": total("collectives_in_set"),
+        "collectives_pulled": total("collectives_pulled"),
         "spares": a.spares,
         "replicas_recreated": [{"process": p["process"], "rank": p["rank"], "replica": p["replica"],
                                 "at_sync": p["recreated"]["sync"], "state_bytes": p["recreated"]["state_bytes"],

@@ -2,6 +2,7 @@
 
 #include "api.hpp"
 #include "collectives.hpp"
+#include "set_collectives.hpp"
 
 namespace rp = rampart::replica::detail;
 
@@ -11,6 +12,9 @@ rp::communicator* comm_for(MPI_Comm c, const char* fn, int* rc) {
     rp::started(fn);
     return rp::find_comm(c, fn, rc);
 }
+
+// Run by MPI inside each replica set (set_collectives.hpp) when it applies.
+bool in_set(const rp::communicator* c) { return rp::set_collectives::get().covers(c); }
 
 int check_root(const rp::communicator* c, int root, const char* fn) {
     if (root >= 0 && root < c->size()) return MPI_SUCCESS;
@@ -46,6 +50,7 @@ extern "C" {
 
 int MPI_Barrier(MPI_Comm comm) {
     RAMPART_COMM("MPI_Barrier");
+    if (in_set(c) && rp::set_collectives::get().barrier()) return MPI_SUCCESS;
     return rp::run(rp::barrier(c));
 }
 
@@ -77,6 +82,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
     RAMPART_COMM("MPI_Allreduce");
     if ((rc = rp::check_buffer(c, count, type, "MPI_Allreduce"))) return rc;
+    if (in_set(c) && rp::set_collectives::get().allreduce(sendbuf, recvbuf, count, type, op)) return MPI_SUCCESS;
     return rp::run(rp::allreduce(sendbuf, recvbuf, count, type, op, c));
 }
 
@@ -123,6 +129,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm) {
     RAMPART_COMM("MPI_Allgather");
     const even e(c->size(), recvcount);
+    if (in_set(c) && rp::set_collectives::get().allgatherv(sendbuf, sendcount, sendtype, recvbuf, e.counts.data(),
+                                                           e.displs.data(), recvtype))
+        return MPI_SUCCESS;
     return rp::run(
         rp::allgatherv(sendbuf, sendcount, sendtype, recvbuf, e.counts.data(), e.displs.data(), recvtype, c));
 }
@@ -130,6 +139,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     RAMPART_COMM("MPI_Allgatherv");
+    if (in_set(c) &&
+        rp::set_collectives::get().allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype))
+        return MPI_SUCCESS;
     return rp::run(rp::allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, c));
 }
 

@@ -8,6 +8,7 @@
 #include "protocol.hpp"
 
 #include "report.hpp"
+#include "set_collectives.hpp"
 
 #include <mpi-ext.h>
 
@@ -71,6 +72,7 @@ void protocol::on_death(int p) {
                 layout_.responsible(rank_, j) == replica_)
                 take_over(j);
     if (r == rank_) check_votes();  // fewer replicas to agree
+    set_collectives::get().on_death(p);
     for (auto& ops : pending_) {
         std::vector<std::shared_ptr<send_op>> copy;
         for (auto& [number, op] : ops) copy.push_back(op);

@@ -6,6 +6,7 @@
 #include "communicators.hpp"
 #include "datatypes.hpp"
 #include "report.hpp"
+#include "set_collectives.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -121,6 +122,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     replica_ = layout_.replica_of(process_);
     size_tables();
     report_start(*this);
+    set_collectives::get().start();
     kills_.start(rank_, replica_, process_);
     if (rank_ < 0) serve_as_spare();  // returns as a re-created replica (rank_ set), or never
     communicators::get().make_predefined(layout_.ranks(), rank_);
@@ -133,6 +135,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
 // confirmed, so every live replica of their destinations has them).
 void protocol::finalize() {
     report_program_ended();
+    set_collectives::get().finish();
     wait_until([&] {
         return sending_.empty() &&
                std::all_of(pending_.begin(), pending_.end(), [](const auto& m) { return m.empty(); });
@@ -229,6 +232,7 @@ bool protocol::progress() {
     any = test_inbound() || any;
     any = test_sends() || any;
     any = test_controls() || any;
+    any = set_collectives::get().progress() || any;
     if (any) idle_polls_ = 0;
     return any;
 }

@@ -58,6 +58,10 @@ enum control_tag : int {
     abandon_tag,  // {}: the re-creation is off
     state_tag,    // bytes: the survivor's state for the re-created replica
     vote_tag,     // {source rank, number, hash}: what a sibling replica received
+    // Collectives inside each replica set (set_collectives.hpp).
+    result_tag,         // {index, hash}: the hash of this replica's result of a collective
+    block_request_tag,  // {index, rank}: "send me your rank's block of that collective"
+    block_tag,          // bytes: {index, rank, kept} and the block
     progress_tag,  // never sent: probed for, to let MPI move large messages (the last tag)
 };
 enum class sync_answer : std::uint64_t { ready, ended, cannot };
@@ -156,6 +160,17 @@ public:
 
     /// Moves everything along once; true if anything happened.
     bool progress();
+    /// Any error of MPI may mean a dead process: the protocol learns of it.
+    void note_failure(int rc) { check_failures(rc); }
+    void send_control(int process, int tag, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0);
+    /// A collective that sends no message of the protocol counts as one
+    /// for the ordered faults (fault_orders.hpp).
+    void before_send() { kills_.before_message(static_cast<long>(messages_sent + 1)); }
+    void after_send() { kills_.after_message(static_cast<long>(++messages_sent)); }
+    /// Fault injection (RAMPART_FLIP_BITS): whether to flip a bit of these
+    /// outgoing bytes, and the flip.
+    bool flip_now(std::size_t bytes);
+    void flip_one(std::vector<char>& bytes);
     /// Progresses until `done()` holds.
     template <class Done>
     void wait_until(Done done) {
@@ -196,7 +211,6 @@ private:
     void finish(send_op& op);
     void decide_corruption(send_op& op);
     void take_over(int dead_replica);
-    void send_control(int process, int tag, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0);
     bool test_controls();
 
     // receiving.cpp

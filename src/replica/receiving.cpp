@@ -10,6 +10,7 @@
 #include "communicators.hpp"
 #include "datatypes.hpp"
 #include "report.hpp"
+#include "set_collectives.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
     if (st.MPI_TAG < control_tag_base) return on_data(from, msg, st);
     if (st.MPI_TAG == abort_tag) on_abort(msg, st);
     if (st.MPI_TAG == state_tag) return on_state(msg, st);
+    if (st.MPI_TAG == block_tag) return set_collectives::get().on_block(msg, st);
     if (st.MPI_TAG == printed_tag) {
         PMPI_Mrecv(nullptr, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         printed_seen_ = 1;
@@ -90,6 +92,10 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
             return;
         case vote_tag:
             return on_vote(from, words[0], words[1], words[2]);
+        case result_tag:
+            return set_collectives::get().on_result(from, words);
+        case block_request_tag:
+            return set_collectives::get().on_request(from, words);
         case query_tag:
         case synced_tag:
         case decide_tag:

@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include "protocol.hpp"
+#include "set_collectives.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,8 @@ void add_counters(const protocol& p) {
     j["deaths_seen"] = p.replicas_lost;
     j["states_sent"] = p.states_sent;
     j["syncs"] = p.syncs();
+    j["collectives_in_set"] = set_collectives::get().gathered_in_set;
+    j["collectives_pulled"] = set_collectives::get().gathered_by_pulling;
 }
 }  // namespace
 
@@ -94,6 +97,12 @@ void report_corruption(const protocol& p, const send_op& op, int replica) {
                                 {"message", op.number},
                                 {"replica", replica},
                                 {"at_us", now_us()}});
+    add_counters(p);
+    write(p);
+}
+
+void report_collective_corruption(const protocol& p, std::uint64_t index) {
+    state()["corruptions"].push_back({{"rank", p.rank()}, {"collective", index}, {"at_us", now_us()}});
     add_counters(p);
     write(p);
 }

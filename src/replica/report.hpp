@@ -2,6 +2,7 @@
 // What each process of a replicated job did, for rampart-run: one JSON file
 // per process (RAMPART_REPORT prefix), written at the start and at the end.
 
+#include <cstdint>
 #include <string>
 
 namespace rampart::replica::detail {
@@ -21,5 +22,8 @@ void report_death(const protocol& p, int process);
 void report_recreated(const protocol& p);
 /// A difference between replicas' copies; `replica` -1: outvoted copies.
 void report_corruption(const protocol& p, const send_op& op, int replica);
+/// The two replicas of this rank got different results from a collective
+/// run inside their sets.
+void report_collective_corruption(const protocol& p, std::uint64_t index);
 
 }  // namespace rampart::replica::detail

@@ -40,8 +40,7 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
     // One replica's outgoing copies are corrupted on purpose: a bit flipped
     // in a copy of the payload, which is what that replica then believes
     // it sent.
-    const bool flip = flip_rate_ > 0.0 && replica_ == 0 && bytes > 0 && bytes <= INT_MAX &&
-                      std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
+    const bool flip = flip_now(bytes);
     if (!op.buffered && !flip) return;  // hashed by route(), once its copies are on their way
     if (op.buffered) {
         wait_until([&] { return buffered_messages_ < buffered_count; });
@@ -55,14 +54,21 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
     auto copy = std::make_shared<std::vector<char>>(
         contiguous(op.type) ? std::vector<char>(static_cast<const char*>(op.buf), static_cast<const char*>(op.buf) + bytes)
                             : pack(op.buf, op.count, op.type));
-    if (flip) {
-        const std::uint64_t bit = std::uniform_int_distribution<std::uint64_t>(0, copy->size() * 8 - 1)(flip_random_);
-        (*copy)[bit / 8] = static_cast<char>((*copy)[bit / 8] ^ (1 << (bit % 8)));
-        ++bits_flipped;
-    }
+    if (flip) flip_one(*copy);
     op.hash = hash_bytes(copy->data(), copy->size());
     op.payload = std::move(copy);
     if (same && !flip) *same = same_data{op.buf, op.count, op.type, op.payload, op.hash, true};
+}
+
+bool protocol::flip_now(std::size_t bytes) {
+    return flip_rate_ > 0.0 && replica_ == 0 && bytes > 0 && bytes <= INT_MAX &&
+           std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
+}
+
+void protocol::flip_one(std::vector<char>& bytes) {
+    const std::uint64_t bit = std::uniform_int_distribution<std::uint64_t>(0, bytes.size() * 8 - 1)(flip_random_);
+    bytes[bit / 8] = static_cast<char>(bytes[bit / 8] ^ (1 << (bit % 8)));
+    ++bits_flipped;
 }
 
 // The copies of a new message: sent by this process where it is

@@ -1,0 +1,148 @@
+// Collectives inside each replica set (see set_collectives.hpp): pulling
+// the blocks of a collective from the live replicas of their ranks once
+// this process's set is broken, and serving this process's own blocks to
+// those that pull them.
+
+#include "protocol.hpp"
+#include "set_collectives.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace rampart::replica::detail {
+
+namespace {
+constexpr std::size_t header_words = 3;  // {index, rank, kept}
+constexpr std::size_t header_bytes = header_words * sizeof(std::uint64_t);
+}  // namespace
+
+void set_collectives::pull(gathering& g, std::uint64_t index) {
+    protocol& p = protocol::get();
+    const int n = p.where().ranks();
+    const auto me = static_cast<std::size_t>(p.rank());
+    if (g.bytes[me] > 0) std::memcpy(g.out + g.displs[me], outgoing_.data(), static_cast<std::size_t>(g.bytes[me]));
+    pulling_ = &g;
+    pulling_index_ = index;
+    have_.assign(static_cast<std::size_t>(n), 0);
+    have_[me] = 1;
+    asked_.assign(static_cast<std::size_t>(n), {});
+    for (int r = 0; r < n; ++r)
+        if (!have_[static_cast<std::size_t>(r)]) ask(r, index);
+    p.wait_until([&] { return std::all_of(have_.begin(), have_.end(), [](char h) { return h != 0; }); });
+    pulling_ = nullptr;
+    ++gathered_by_pulling;
+}
+
+// Every live replica of the rank is asked; the first answer is taken.
+void set_collectives::ask(int rank, std::uint64_t index) {
+    protocol& p = protocol::get();
+    auto& asked = asked_[static_cast<std::size_t>(rank)];
+    for (int k = 0; k < p.where().replicas(); ++k) {
+        const int q = p.where().process(rank, k);
+        if (q == p.process() || p.where().dead(q) || std::find(asked.begin(), asked.end(), q) != asked.end())
+            continue;
+        p.send_control(q, block_request_tag, index, static_cast<std::uint64_t>(rank));
+        asked.push_back(q);
+    }
+    if (asked.empty())
+        p.abort_job(3, "no live replica of rank " + std::to_string(rank) + " keeps its block of collective " +
+                           std::to_string(index) + " on MPI_COMM_WORLD");
+}
+
+void set_collectives::on_request(int from, const std::uint64_t* words) {
+    const protocol& p = protocol::get();
+    if (words[1] != static_cast<std::uint64_t>(p.rank()) || !on_) {
+        protocol::get().abort_job(3, "a collective's block of rank " + std::to_string(words[1]) +
+                                         " asked of process " + std::to_string(p.process()));
+    }
+    if (words[0] < entered_)
+        serve(from, words[0]);
+    else
+        deferred_.emplace_back(from, words[0]);
+}
+
+void set_collectives::serve_deferred() {
+    auto later = std::partition(deferred_.begin(), deferred_.end(), [&](const auto& d) { return d.second >= entered_; });
+    for (auto it = later; it != deferred_.end(); ++it) serve(it->first, it->second);
+    deferred_.erase(later, deferred_.end());
+}
+
+// The block, or word `kept` 0 when it is no longer kept here.
+void set_collectives::serve(int to, std::uint64_t index) {
+    const protocol& p = protocol::get();
+    const kept_block& k = mine_[index % kept];
+    const bool have = k.index == index;
+    block_send& s = serving_.emplace_back();
+    const std::uint64_t header[header_words] = {index, static_cast<std::uint64_t>(p.rank()), have ? 1u : 0u};
+    const std::size_t block = have ? k.size : 0;
+    s.bytes.resize(header_bytes + block);
+    std::memcpy(s.bytes.data(), header, header_bytes);
+    if (block > 0) std::memcpy(s.bytes.data() + header_bytes, k.data.get(), block);
+    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, block_tag, MPI_COMM_WORLD,
+                   &s.request) != MPI_SUCCESS)
+        serving_.pop_back();  // a dead puller needs nothing
+}
+
+bool set_collectives::progress() {
+    bool any = false;
+    for (auto it = serving_.begin(); it != serving_.end();) {
+        int flag = 0;
+        if (PMPI_Test(&it->request, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
+            ++it;
+            continue;
+        }
+        it = serving_.erase(it);
+        any = true;
+    }
+    return any;
+}
+
+void set_collectives::on_block(MPI_Message msg, const MPI_Status& st) {
+    int bytes = 0;
+    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+    std::vector<char> got(static_cast<std::size_t>(std::max(bytes, 0)));
+    PMPI_Mrecv(got.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    protocol& p = protocol::get();
+    if (got.size() < header_bytes) p.abort_job(3, "malformed block from process " + std::to_string(st.MPI_SOURCE));
+    std::uint64_t header[header_words];
+    std::memcpy(header, got.data(), header_bytes);
+    const auto rank = static_cast<std::size_t>(header[1]);
+    if (!pulling_ || header[0] != pulling_index_ || rank >= have_.size() || have_[rank]) return;  // answered before
+    auto& asked = asked_[rank];
+    if (!header[2]) {
+        asked.erase(std::remove(asked.begin(), asked.end(), st.MPI_SOURCE), asked.end());
+        if (asked.empty())
+            p.abort_job(3, "no live replica of rank " + std::to_string(rank) + " keeps its block of collective " +
+                               std::to_string(header[0]) + " on MPI_COMM_WORLD");
+        return;
+    }
+    if (got.size() - header_bytes != static_cast<std::size_t>(pulling_->bytes[rank]))
+        p.abort_job(3, "rank " + std::to_string(rank) + " gave " + std::to_string(got.size() - header_bytes) +
+                           " bytes to collective " + std::to_string(header[0]) + " (" + pulling_->name +
+                           ") where rank " + std::to_string(p.rank()) + " expects " +
+                           std::to_string(pulling_->bytes[rank]));
+    if (got.size() > header_bytes)
+        std::memcpy(pulling_->out + pulling_->displs[rank], got.data() + header_bytes, got.size() - header_bytes);
+    have_[rank] = 1;
+}
+
+// A member of this set died: the set is broken. A replica asked for a block
+// died: the block is asked of the rank's other live replicas.
+void set_collectives::on_death(int process) {
+    const protocol& p = protocol::get();
+    if (!on_) return;
+    if (p.where().replica_of(process) == p.replica()) leave_set();
+    if (p.where().rank_of(process) == p.rank()) {  // the sibling: nothing more to compare with
+        own_hash_.clear();
+        sibling_hash_.clear();
+    }
+    if (!pulling_) return;
+    for (std::size_t r = 0; r < asked_.size(); ++r) {
+        auto& asked = asked_[r];
+        if (have_[r] || std::find(asked.begin(), asked.end(), process) == asked.end()) continue;
+        asked.erase(std::remove(asked.begin(), asked.end(), process), asked.end());
+        if (asked.empty()) ask(static_cast<int>(r), pulling_index_);
+    }
+}
+
+}  // namespace rampart::replica::detail
