@@ -130,6 +130,8 @@ void set_collectives::gather(gathering& g) {
     keep_mine(g, index);
     serve_deferred();
     if (!in_set_ || !gather_in_set(g)) pull(g, index);
+    done_ = index + 1;
+    push_result(g, index);
     if (sibling() >= 0) {
         std::uint64_t hashes[2] = {chain_, 0};  // each block's hash weighed by its place
         for (std::size_t r = 0; r < g.bytes.size(); ++r)

@@ -54,6 +54,7 @@ public:
     void on_result(int from, const std::uint64_t* words);
     void on_request(int from, const std::uint64_t* words);
     void on_block(MPI_Message msg, const MPI_Status& st);
+    void on_pushed(MPI_Message msg, const MPI_Status& st);
     /// Tests the blocks on their way to pullers; true if any left.
     bool progress();
 
@@ -72,6 +73,9 @@ private:
     bool gather_in_set(gathering& g);
     void pull(gathering& g, std::uint64_t index);
     void ask(int rank, std::uint64_t index);
+    bool pulled() const;
+    void push_result(const gathering& g, std::uint64_t index);
+    bool take_pushed(gathering& g, std::uint64_t index);
     void serve(int to, std::uint64_t index);
     void serve_deferred();
     void leave_set();
@@ -84,6 +88,7 @@ private:
     MPI_Comm set_ = MPI_COMM_NULL;
     std::uint64_t next_ = 0;     // the index of the next collective
     std::uint64_t entered_ = 0;  // collectives whose own block is kept
+    std::uint64_t done_ = 0;     // collectives whose result this process has
     struct kept_block {
         std::uint64_t index = ~std::uint64_t{0};
         std::unique_ptr<char[]> data;
@@ -108,6 +113,12 @@ private:
     std::uint64_t pulling_index_ = 0;
     std::vector<char> have_;
     std::vector<std::vector<int>> asked_;
+    // Once the sibling's set is broken, this process sends the sibling each
+    // of its results unasked: the sibling then need not pull blocks one by
+    // one. What the sibling sent, not yet taken, and one past the last index.
+    bool pushing_ = false;
+    std::map<std::uint64_t, std::vector<char>> pushed_;
+    std::uint64_t pushed_next_ = 0;
 };
 
 }  // namespace rampart::replica::detail

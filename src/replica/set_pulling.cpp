@@ -16,8 +16,17 @@ constexpr std::size_t header_words = 3;  // {index, rank, kept}
 constexpr std::size_t header_bytes = header_words * sizeof(std::uint64_t);
 }  // namespace
 
+// The sibling's result when it sends them (it has begun to, and is not past
+// this one), else every other rank's block from its live replicas. A
+// sibling whose own set is broken may be pulling the same collective: its
+// result is not waited for (it may be waiting for this one's).
 void set_collectives::pull(gathering& g, std::uint64_t index) {
     protocol& p = protocol::get();
+    ++gathered_by_pulling;
+    p.wait_until([&] {
+        return pushed_.count(index) || sibling() < 0 || pushing_ || pushed_next_ == 0 || pushed_next_ > index;
+    });
+    if (take_pushed(g, index)) return;
     const int n = p.where().ranks();
     const auto me = static_cast<std::size_t>(p.rank());
     if (g.bytes[me] > 0) std::memcpy(g.out + g.displs[me], outgoing_.data(), static_cast<std::size_t>(g.bytes[me]));
@@ -28,9 +37,58 @@ void set_collectives::pull(gathering& g, std::uint64_t index) {
     asked_.assign(static_cast<std::size_t>(n), {});
     for (int r = 0; r < n; ++r)
         if (!have_[static_cast<std::size_t>(r)]) ask(r, index);
-    p.wait_until([&] { return std::all_of(have_.begin(), have_.end(), [](char h) { return h != 0; }); });
+    p.wait_until([&] { return pulled() || pushed_.count(index); });
     pulling_ = nullptr;
-    ++gathered_by_pulling;
+    if (!pulled()) take_pushed(g, index);
+}
+
+bool set_collectives::pulled() const {
+    return std::all_of(have_.begin(), have_.end(), [](char h) { return h != 0; });
+}
+
+// Every rank's block, in rank order, after the index.
+void set_collectives::push_result(const gathering& g, std::uint64_t index) {
+    const int sibling = this->sibling();
+    if (!pushing_ || sibling < 0) return;
+    block_send& s = serving_.emplace_back();
+    s.bytes.resize(sizeof index);
+    std::memcpy(s.bytes.data(), &index, sizeof index);
+    for (std::size_t r = 0; r < g.bytes.size(); ++r)
+        s.bytes.insert(s.bytes.end(), g.out + g.displs[r], g.out + g.displs[r] + g.bytes[r]);
+    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, sibling, result_tag_pushed,
+                   MPI_COMM_WORLD, &s.request) != MPI_SUCCESS)
+        serving_.pop_back();
+}
+
+bool set_collectives::take_pushed(gathering& g, std::uint64_t index) {
+    const auto it = pushed_.find(index);
+    if (it == pushed_.end()) return false;
+    const std::vector<char>& bytes = it->second;
+    std::size_t at = sizeof index;
+    for (std::size_t r = 0; r < g.bytes.size(); ++r) {
+        const auto b = static_cast<std::size_t>(g.bytes[r]);
+        if (at + b > bytes.size())
+            protocol::get().abort_job(3, "the sibling's result of collective " + std::to_string(index) + " (" +
+                                             g.name + ") has " + std::to_string(bytes.size() - sizeof index) +
+                                             " bytes, fewer than this process expects");
+        if (b > 0) std::memcpy(g.out + g.displs[r], bytes.data() + at, b);
+        at += b;
+    }
+    pushed_.erase(pushed_.begin(), std::next(it));
+    return true;
+}
+
+void set_collectives::on_pushed(MPI_Message msg, const MPI_Status& st) {
+    int bytes = 0;
+    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+    std::vector<char> got(static_cast<std::size_t>(std::max(bytes, 0)));
+    PMPI_Mrecv(got.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    std::uint64_t index = 0;
+    if (got.size() < sizeof index)
+        protocol::get().abort_job(3, "malformed result from process " + std::to_string(st.MPI_SOURCE));
+    std::memcpy(&index, got.data(), sizeof index);
+    pushed_next_ = std::max(pushed_next_, index + 1);
+    if (index >= done_) pushed_[index] = std::move(got);
 }
 
 // Every live replica of the rank is asked; the first answer is taken.
@@ -132,6 +190,8 @@ void set_collectives::on_death(int process) {
     const protocol& p = protocol::get();
     if (!on_) return;
     if (p.where().replica_of(process) == p.replica()) leave_set();
+    else if (p.where().replicas() == 2)
+        pushing_ = true;  // the sibling's set is broken
     if (p.where().rank_of(process) == p.rank()) {  // the sibling: nothing more to compare with
         own_hash_.clear();
         sibling_hash_.clear();
