@@ -1,5 +1,5 @@
 // Collectives inside each replica set (see set_collectives.hpp): the
-// gathering, in the set or by pulling, and the comparison of results.
+// program's calls, and the comparison of the sibling replicas' results.
 
 #include "set_collectives.hpp"
 
@@ -15,27 +15,9 @@
 #include <cstring>
 #include <numeric>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace rampart::replica::detail {
 
 namespace {
-void copy_uncached(char* to, const char* from, std::size_t bytes) {
-#if defined(__SSE2__)
-    const std::size_t head = std::min(bytes, (16 - reinterpret_cast<std::uintptr_t>(to) % 16) % 16);
-    std::memcpy(to, from, head);
-    std::size_t i = head;
-    for (; i + 16 <= bytes; i += 16)
-        _mm_stream_si128(reinterpret_cast<__m128i*>(to + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i)));
-    std::memcpy(to + i, from + i, bytes - i);
-    _mm_sfence();
-#else
-    std::memcpy(to, from, bytes);
-#endif
-}
-
 // An Allreduce gathers every rank's operand: beyond this many bytes in all,
 // the library's own reduction moves less.
 constexpr std::size_t most_gathered = 256 * 1024;
@@ -168,76 +150,6 @@ void set_collectives::finish() {
     if (!on_) return;
     tell_sibling();
     p.wait_until([&] { return sibling() < 0 || sibling_results_ >= next_; });
-}
-
-// This process's block, followed by the collective's index, is sent from
-// `outgoing_` and kept in `mine_`. The kept copies are read only after a
-// failure: they are written past the caches, where they would push out
-// the program's own data (CG ran 15 % slower with the copies cached).
-void set_collectives::keep_mine(const gathering& g, std::uint64_t index) {
-    protocol& p = protocol::get();
-    const auto bytes = static_cast<std::size_t>(g.bytes[static_cast<std::size_t>(p.rank())]);
-    outgoing_.assign(g.mine, g.mine + bytes);
-    if (p.flip_now(bytes)) p.flip_one(outgoing_);  // fault injection: what this replica then believes it sent
-    outgoing_.resize(bytes + sizeof index);
-    std::memcpy(outgoing_.data() + bytes, &index, sizeof index);
-    kept_block& k = mine_[index % kept];
-    if (k.capacity < outgoing_.size()) {
-        k.data = std::make_unique_for_overwrite<char[]>(outgoing_.size());
-        k.capacity = outgoing_.size();
-    }
-    k.index = index;
-    k.size = bytes;
-    copy_uncached(k.data.get(), outgoing_.data(), bytes);
-    entered_ = index + 1;
-}
-
-// False when the set's gathering failed (a member died, or another left
-// the set): this process leaves the set and pulls. Each block travels with
-// its collective's index: MPI may return success from a gathering that a
-// dead member never entered, its block unwritten.
-bool set_collectives::gather_in_set(gathering& g) {
-    protocol& p = protocol::get();
-    const std::size_t n = g.bytes.size(), me = static_cast<std::size_t>(p.rank());
-    const std::uint64_t index = next_ - 1;
-    const std::vector<char>& mine = outgoing_;
-    std::vector<int> counts(n), at(n);
-    std::size_t total = 0;
-    for (std::size_t r = 0; r < n; ++r) {
-        counts[r] = g.bytes[r] + static_cast<int>(sizeof index);
-        at[r] = static_cast<int>(total);
-        total += static_cast<std::size_t>(counts[r]);
-    }
-    staging_.resize(total);
-    for (std::size_t r = 0; r < n; ++r) std::memset(staging_.data() + at[r] + g.bytes[r], 0xff, sizeof index);
-    MPI_Request request = MPI_REQUEST_NULL;
-    int rc = PMPI_Iallgatherv(mine.data(), counts[me], MPI_BYTE, staging_.data(), counts.data(), at.data(), MPI_BYTE,
-                              set_, &request);
-    // The protocol moves on meanwhile: this process serves the blocks that
-    // the processes of a broken set pull while its own set gathers.
-    for (int done = 0, polls = 0; rc == MPI_SUCCESS && !done;)
-        if ((rc = PMPI_Test(&request, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done && ++polls % 8 == 0)
-            p.progress();
-    for (std::size_t r = 0; r < n && rc == MPI_SUCCESS; ++r) {
-        std::uint64_t came = 0;
-        std::memcpy(&came, staging_.data() + at[r] + g.bytes[r], sizeof came);
-        if (came != index) rc = MPI_ERR_OTHER;
-    }
-    if (rc != MPI_SUCCESS) {
-        p.note_failure(rc);
-        leave_set();
-        return false;
-    }
-    for (std::size_t r = 0; r < n; ++r)
-        if (g.bytes[r] > 0) std::memcpy(g.out + g.displs[r], staging_.data() + at[r], static_cast<std::size_t>(g.bytes[r]));
-    ++gathered_in_set;
-    return true;
-}
-
-void set_collectives::leave_set() {
-    if (!in_set_) return;
-    in_set_ = false;
-    PMPIX_Comm_revoke(set_);  // its members waiting for this process in MPI return, and pull too
 }
 
 void set_collectives::compare(std::uint64_t index) {

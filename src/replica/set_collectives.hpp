@@ -71,6 +71,9 @@ private:
     void gather(gathering& g);
     void keep_mine(const gathering& g, std::uint64_t index);
     bool gather_in_set(gathering& g);
+    int gather_marked(gathering& g);
+    int gather_with_index(gathering& g);
+    int wait_in_set(const void* send, int count, void* out, const int* counts, const int* displs);
     void pull(gathering& g, std::uint64_t index);
     void ask(int rank, std::uint64_t index);
     bool pulled() const;
@@ -95,6 +98,7 @@ private:
         std::size_t size = 0, capacity = 0;
     };
     std::vector<kept_block> mine_ = std::vector<kept_block>(kept);
+    const char* sent_ = nullptr;  // this process's block of the collective under way
     std::vector<char> outgoing_, staging_, operands_;
     // Hashes of all the results up to an index (exclusive): this process's
     // and its sibling's, until compared.

@@ -29,7 +29,8 @@ void set_collectives::pull(gathering& g, std::uint64_t index) {
     if (take_pushed(g, index)) return;
     const int n = p.where().ranks();
     const auto me = static_cast<std::size_t>(p.rank());
-    if (g.bytes[me] > 0) std::memcpy(g.out + g.displs[me], outgoing_.data(), static_cast<std::size_t>(g.bytes[me]));
+    char* own = g.out + g.displs[me];
+    if (g.bytes[me] > 0 && own != sent_) std::memcpy(own, sent_, static_cast<std::size_t>(g.bytes[me]));
     pulling_ = &g;
     pulling_index_ = index;
     have_.assign(static_cast<std::size_t>(n), 0);
