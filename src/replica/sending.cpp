@@ -5,6 +5,7 @@
 #include "protocol.hpp"
 
 #include "datatypes.hpp"
+#include "messages_in_flight.hpp"
 #include "report.hpp"
 
 #include <signal.h>
@@ -306,18 +307,6 @@ void protocol::send_control(int process, int tag, std::uint64_t a, std::uint64_t
     if (tag == ack_tag) ++acks_sent;
 }
 
-bool protocol::test_controls() {
-    bool any = false;
-    for (auto it = controls_.begin(); it != controls_.end();) {
-        int flag = 0;
-        if (PMPI_Test(&it->request, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
-            ++it;
-            continue;
-        }
-        it = controls_.erase(it);
-        any = true;
-    }
-    return any;
-}
+bool protocol::test_controls() { return drop_finished(controls_); }
 
 }  // namespace rampart::replica::detail

@@ -3,6 +3,7 @@
 // this process's set is broken, and serving this process's own blocks to
 // those that pull them.
 
+#include "messages_in_flight.hpp"
 #include "protocol.hpp"
 #include "set_collectives.hpp"
 
@@ -80,10 +81,7 @@ bool set_collectives::take_pushed(gathering& g, std::uint64_t index) {
 }
 
 void set_collectives::on_pushed(MPI_Message msg, const MPI_Status& st) {
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    std::vector<char> got(static_cast<std::size_t>(std::max(bytes, 0)));
-    PMPI_Mrecv(got.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    std::vector<char> got = receive_whole(&msg, st);
     std::uint64_t index = 0;
     if (got.size() < sizeof index)
         protocol::get().abort_job(3, "malformed result from process " + std::to_string(st.MPI_SOURCE));
@@ -142,25 +140,10 @@ void set_collectives::serve(int to, std::uint64_t index) {
         serving_.pop_back();  // a dead puller needs nothing
 }
 
-bool set_collectives::progress() {
-    bool any = false;
-    for (auto it = serving_.begin(); it != serving_.end();) {
-        int flag = 0;
-        if (PMPI_Test(&it->request, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
-            ++it;
-            continue;
-        }
-        it = serving_.erase(it);
-        any = true;
-    }
-    return any;
-}
+bool set_collectives::progress() { return drop_finished(serving_); }
 
 void set_collectives::on_block(MPI_Message msg, const MPI_Status& st) {
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
-    std::vector<char> got(static_cast<std::size_t>(std::max(bytes, 0)));
-    PMPI_Mrecv(got.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    const std::vector<char> got = receive_whole(&msg, st);
     protocol& p = protocol::get();
     if (got.size() < header_bytes) p.abort_job(3, "malformed block from process " + std::to_string(st.MPI_SOURCE));
     std::uint64_t header[header_words];
