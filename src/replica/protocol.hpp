@@ -62,7 +62,7 @@ enum control_tag : int {
     result_tag,         // {index, hash}: the hash of this replica's result of a collective
     block_request_tag,  // {index, rank}: "send me your rank's block of that collective"
     block_tag,          // bytes: {index, rank, kept} and the block
-    result_tag_pushed,  // bytes: {index} and every rank's block: a sibling's result, unasked
+    pushed_result_tag,  // bytes: {index} and every rank's block: a sibling's result, unasked
     progress_tag,  // never sent: probed for, to let MPI move large messages (the last tag)
 };
 enum class sync_answer : std::uint64_t { ready, ended, cannot };

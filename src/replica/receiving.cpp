@@ -60,7 +60,7 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
     if (st.MPI_TAG == abort_tag) on_abort(msg, st);
     if (st.MPI_TAG == state_tag) return on_state(msg, st);
     if (st.MPI_TAG == block_tag) return set_collectives::get().on_block(msg, st);
-    if (st.MPI_TAG == result_tag_pushed) return set_collectives::get().on_pushed(msg, st);
+    if (st.MPI_TAG == pushed_result_tag) return set_collectives::get().on_pushed(msg, st);
     if (st.MPI_TAG == printed_tag) {
         PMPI_Mrecv(nullptr, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         printed_seen_ = 1;

@@ -6,17 +6,19 @@
 // own collectives), so that any block can also be had from any live replica
 // of its rank:
 //
-// - Fault-free, a set gathers with MPI_Allgatherv on its own communicator;
-//   its members send the hash of what they gathered to their sibling
-//   replica, which compares it with its own (silent corruption stops the
-//   job) and keeps the sets within `window` collectives of each other.
-// - A process whose set lost a member, or whose gathering failed, revokes
-//   its set's communicator (so that no member waits for it in MPI) and from
-//   then on pulls each rank's block from the live replicas of that rank.
-//   Every process keeps its own last `kept` blocks to serve such pulls.
-//   A gathering that completed is complete (with Open MPI's HAN off), and
-//   every copy of a block is the same bytes, so the processes need no
-//   agreement on where each switched: the result is the same either way.
+// - Fault-free, a set gathers with MPI_Iallgatherv on its own communicator
+//   (set_gathering.cpp); every `batch` collectives its members send the hash
+//   of all their results to their sibling replica, which compares it with
+//   its own (silent corruption stops the job); the sets stay within
+//   `window` collectives of each other.
+// - A process whose set lost a member, or whose gathering failed (or left a
+//   block unwritten), revokes its set's communicator (so that no member
+//   waits for it in MPI) and from then on takes each result from its
+//   sibling, which sends them unasked once it knows, or pulls each rank's
+//   block from the live replicas of that rank (set_pulling.cpp). Every
+//   process keeps its own last `kept` blocks to serve such pulls. Every
+//   copy of a block is the same bytes, so the processes need no agreement
+//   on where each switched: the result is the same either way.
 
 #include <mpi.h>
 
@@ -55,7 +57,7 @@ public:
     void on_request(int from, const std::uint64_t* words);
     void on_block(MPI_Message msg, const MPI_Status& st);
     void on_pushed(MPI_Message msg, const MPI_Status& st);
-    /// Tests the blocks on their way to pullers; true if any left.
+    /// Tests the blocks and results on their way to other processes; true if any left.
     bool progress();
 
     std::uint64_t gathered_in_set = 0, gathered_by_pulling = 0;
@@ -76,6 +78,7 @@ private:
     int wait_in_set(const void* send, int count, void* out, const int* counts, const int* displs);
     void pull(gathering& g, std::uint64_t index);
     void ask(int rank, std::uint64_t index);
+    [[noreturn]] void kept_nowhere(std::size_t rank, std::uint64_t index);
     bool pulled() const;
     void push_result(const gathering& g, std::uint64_t index);
     bool take_pushed(gathering& g, std::uint64_t index);

@@ -57,7 +57,7 @@ void set_collectives::push_result(const gathering& g, std::uint64_t index) {
     std::memcpy(s.bytes.data(), &index, sizeof index);
     for (std::size_t r = 0; r < g.bytes.size(); ++r)
         s.bytes.insert(s.bytes.end(), g.out + g.displs[r], g.out + g.displs[r] + g.bytes[r]);
-    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, sibling, result_tag_pushed,
+    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, sibling, pushed_result_tag,
                    MPI_COMM_WORLD, &s.request) != MPI_SUCCESS)
         serving_.pop_back();
 }
@@ -101,9 +101,12 @@ void set_collectives::ask(int rank, std::uint64_t index) {
         p.send_control(q, block_request_tag, index, static_cast<std::uint64_t>(rank));
         asked.push_back(q);
     }
-    if (asked.empty())
-        p.abort_job(3, "no live replica of rank " + std::to_string(rank) + " keeps its block of collective " +
-                           std::to_string(index) + " on MPI_COMM_WORLD");
+    if (asked.empty()) kept_nowhere(static_cast<std::size_t>(rank), index);
+}
+
+void set_collectives::kept_nowhere(std::size_t rank, std::uint64_t index) {
+    protocol::get().abort_job(3, "no live replica of rank " + std::to_string(rank) +
+                                     " keeps its block of collective " + std::to_string(index) + " on MPI_COMM_WORLD");
 }
 
 void set_collectives::on_request(int from, const std::uint64_t* words) {
@@ -153,9 +156,7 @@ void set_collectives::on_block(MPI_Message msg, const MPI_Status& st) {
     auto& asked = asked_[rank];
     if (!header[2]) {
         asked.erase(std::remove(asked.begin(), asked.end(), st.MPI_SOURCE), asked.end());
-        if (asked.empty())
-            p.abort_job(3, "no live replica of rank " + std::to_string(rank) + " keeps its block of collective " +
-                               std::to_string(header[0]) + " on MPI_COMM_WORLD");
+        if (asked.empty()) kept_nowhere(rank, header[0]);
         return;
     }
     if (got.size() - header_bytes != static_cast<std::size_t>(pulling_->bytes[rank]))
