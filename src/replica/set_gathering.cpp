@@ -65,10 +65,9 @@ void set_collectives::keep_mine(const gathering& g, std::uint64_t index) {
 // every other block ends with a mark that its sender overwrites (a block
 // of fewer than 8 bytes travels with the collective's index instead).
 bool set_collectives::gather_in_set(gathering& g) {
-    const auto me = static_cast<std::size_t>(protocol::get().rank());
-    bool marked = true;
-    for (std::size_t r = 0; r < g.bytes.size(); ++r)
-        if (r != me && g.bytes[r] < static_cast<int>(sizeof(std::uint64_t))) marked = false;
+    // Every rank must take the same way: the test covers its own block too.
+    const bool marked = std::all_of(g.bytes.begin(), g.bytes.end(),
+                                    [](int b) { return b >= static_cast<int>(sizeof(std::uint64_t)); });
     const int rc = marked ? gather_marked(g) : gather_with_index(g);
     if (rc == MPI_SUCCESS) {
         ++gathered_in_set;
