@@ -251,6 +251,9 @@ def summarize(a, reports, mpiexec_code, seconds):
                                 "ran_to_end": p.get("ended") == "normal"}
                                for p in sorted(processes.values(), key=lambda p: p["process"]) if p.get("recreated")],
         "states_sent": total("states_sent"),
+        # Where each process ran (spares: until they re-created a replica).
+        "cores": [{"process": p["process"], "rank": p["rank"], "replica": p["replica"], "cores": p.get("cores", [])}
+                  for p in sorted(processes.values(), key=lambda p: p["process"])],
     }
 
 

@@ -7,6 +7,7 @@
 #include "datatypes.hpp"
 #include "report.hpp"
 #include "set_collectives.hpp"
+#include "set_cores.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -121,6 +122,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     rank_ = layout_.rank_of(process_);
     replica_ = layout_.replica_of(process_);
     size_tables();
+    bind_to_set_cores(layout_, process_);
     report_start(*this);
     set_collectives::get().start();
     kills_.start(rank_, replica_, process_);

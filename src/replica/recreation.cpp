@@ -16,6 +16,7 @@
 #include "protocol.hpp"
 
 #include "report.hpp"
+#include "set_cores.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -283,6 +284,7 @@ bool protocol::recreate(int rank, int replica) {
     used_spare_[static_cast<std::size_t>(process_)] = 1;
     rank_ = rank;
     replica_ = replica;
+    move_to_set_cores(replica);
     joined_.assign(joined_.size(), 0);
     broadcast(go_tag, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(replica),
               static_cast<std::uint64_t>(survivor));

@@ -15,6 +15,11 @@ EXPECT:
   identical,pulled
                  the same, and some collective run inside the replica sets
                  was completed by pulling blocks after a set was broken
+  identical,...,placed
+                 the same, and where this machine has fewer cores than
+                 processes but at least one per replica set, no two
+                 replicas of different sets shared a core, and spares kept
+                 every core until they re-created a replica
   lost=R         the job ends non-zero, naming rank R once as having lost
                  every replica
   detected       (--flip-bits, R = 2) the job stops with one report of
@@ -71,6 +76,29 @@ def native(mpiexec, n, program):
     return ref
 
 
+def check_placement(report, options):
+    """Replicas of different sets on cores of their own, when this machine
+    is crowded enough for the library to place them."""
+    cores = os.sched_getaffinity(0)
+    replicas = int(options[options.index("--replicas") + 1])
+    processes = len(report["cores"])
+    if not replicas <= len(cores) < processes:
+        print(f"placement not checked: {len(cores)} cores for {processes} processes of {replicas} sets")
+        return
+    of_set = {}
+    for p in report["cores"]:
+        if p["rank"] < 0:
+            if set(p["cores"]) != cores:
+                fail(f"spare {p['process']} ran on cores {p['cores']}, not on every core {sorted(cores)}")
+            continue
+        of_set.setdefault(p["replica"], set()).update(p["cores"])
+    for a in of_set:
+        for b in of_set:
+            if a < b and of_set[a] & of_set[b]:
+                fail(f"sets {a} and {b} shared cores: {sorted(of_set[a])} and {sorted(of_set[b])}")
+    print(f"placed: " + ", ".join(f"set {s} on cores {sorted(c)}" for s, c in sorted(of_set.items())))
+
+
 def main():
     rampart_run, mpiexec, library, expect = sys.argv[1:5]
     rest = sys.argv[5:]
@@ -84,11 +112,17 @@ def main():
     report = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
     if report is None:
         fail(f"rampart-run printed no report (exit {p.returncode})")
-    recreated, pulled = None, False
-    if expect.startswith("identical,recreated="):
-        expect, recreated = "identical", int(expect.split("=")[1])
-    if expect == "identical,pulled":
-        expect, pulled = "identical", True
+    recreated, pulled, placed = None, False, False
+    if expect.startswith("identical,"):
+        flags = expect.split(",")[1:]
+        expect = "identical"
+        for flag in flags:
+            if flag.startswith("recreated="):
+                recreated = int(flag.split("=")[1])
+            elif flag in ("pulled", "placed"):
+                pulled, placed = pulled or flag == "pulled", placed or flag == "placed"
+            else:
+                fail(f"unknown expectation {flag}")
     if expect == "identical":
         ref = native(mpiexec, n, program)
         got = checksum(p.stdout)
@@ -111,6 +145,8 @@ def main():
                  f"{report['replicas_recreated']}")
         if recreated:
             print(f"re-created: {done}")
+        if placed:
+            check_placement(report, options)
         print(f"PASS: identical to the native run, {len(report['processes_killed'])} processes killed, "
               f"{report['messages_resent']} messages sent again, {report['bits_flipped']} bits flipped, "
               f"{report['collectives_pulled']} collectives pulled")
