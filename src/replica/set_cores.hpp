@@ -17,13 +17,14 @@
 namespace rampart::replica::detail {
 
 /// `set_of`: the replica set (replica index) of each process of the node,
-/// -1 for a spare; `cpus`: the cores the node's processes may use. Returns
-/// the cores of each process, empty for "leave it where it is".
+/// -1 for a spare; `cpus`: the cores (logical CPUs, as Linux numbers them)
+/// the node's processes may use. Returns the cores of each process, empty
+/// for "leave it where it is".
 ///
-/// Each set gets its share of the cores, in proportion to its processes on
-/// the node (rounded down, the cores left over shared by every set); spares
-/// keep every core. Nothing moves when the node has a core per process,
-/// holds one set only, or has fewer cores than sets.
+/// Each set gets cores of its own, in proportion to its processes on the
+/// node (rounded down, at least one); the cores left over are shared by
+/// every set. Spares stay where they are. Nothing moves when the node has a
+/// core per process, holds one set only, or has fewer cores than sets.
 ///
 ///     set_cores({0, 0, 1, 1}, {0, 1})  ->  {{0}, {0}, {1}, {1}}
 std::vector<std::vector<int>> set_cores(const std::vector<int>& set_of, const std::vector<int>& cpus);
@@ -35,7 +36,8 @@ class layout;
 /// its set's cores. MPI's own threads, started before, stay where they are.
 /// Does nothing if MPI fails meanwhile: placement only speeds the job up.
 void bind_to_set_cores(const layout& where, int process);
-/// A spare that became a replica of set `replica` moves to that set's cores.
+/// A spare that became a replica of set `replica` moves to that set's cores
+/// (when that set has processes on the spare's node).
 void move_to_set_cores(int replica);
 
 }  // namespace rampart::replica::detail

@@ -5,16 +5,19 @@
 #include "set_cores.hpp"
 
 #include <mpi.h>
+#include <mpi-ext.h>
 #include <sched.h>
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 namespace rampart::replica::detail {
 
 namespace {
 std::map<int, std::vector<int>>& cores_of_sets() {
-    static auto* cores = new std::map<int, std::vector<int>>();  // lives as long as the process
+    // Never destroyed: a spare may ask while the process exits.
+    static auto* cores = new std::map<int, std::vector<int>>();
     return *cores;
 }
 
@@ -25,26 +28,38 @@ void bind_to(const std::vector<int>& cores) {
     sched_setaffinity(0, sizeof mask, &mask);  // a refusal leaves the process where it was
 }
 
-struct node_entry {  // sent as bytes: no padding
-    std::int64_t process = 0;
+struct node_entry {
+    std::int64_t process = -1;  // -1: an entry MPI left unwritten (a dead member's)
     cpu_set_t cpus;
 };
+static_assert(sizeof(node_entry) == sizeof(std::int64_t) + sizeof(cpu_set_t), "sent as bytes: no padding");
+
+// Every process learns whether every process of the job has its node's
+// communicator: under ULFM a split may succeed on some processes and fail
+// on others, and those that went on would leave the others waiting.
+bool node_communicator(int process, MPI_Comm* node) {
+    int made = PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process, MPI_INFO_NULL, node) ==
+               MPI_SUCCESS;
+    PMPIX_Comm_agree(MPI_COMM_WORLD, &made);
+    if (!made && *node != MPI_COMM_NULL) PMPI_Comm_free(node);
+    if (made) PMPI_Comm_set_errhandler(*node, MPI_ERRORS_RETURN);
+    return made != 0;
+}
 }  // namespace
 
 void bind_to_set_cores(const layout& where, int process) {
     MPI_Comm node = MPI_COMM_NULL;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-        return;
-    PMPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    if (where.replicas() < 2 || !node_communicator(process, &node)) return;
     int size = 0;
     PMPI_Comm_size(node, &size);
     node_entry mine{};
     mine.process = process;
-    sched_getaffinity(0, sizeof mine.cpus, &mine.cpus);
+    sched_getaffinity(0, sizeof mine.cpus, &mine.cpus);  // on failure: no core, as if this process had none
     std::vector<node_entry> all(static_cast<std::size_t>(size));
     const int rc = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node);
     PMPI_Comm_free(&node);
     if (rc != MPI_SUCCESS) return;
+    std::erase_if(all, [](const node_entry& e) { return e.process < 0; });
 
     cpu_set_t any;
     CPU_ZERO(&any);

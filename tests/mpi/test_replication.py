@@ -18,9 +18,9 @@ EXPECT:
                  was completed by pulling blocks after a set was broken
   identical,...,placed
                  the same, and where this machine has fewer cores than
-                 processes but at least one per replica set, no two
-                 replicas of different sets shared a core, and spares kept
-                 every core until they re-created a replica
+                 processes but at least one per replica set, every set had
+                 a core of its own, and spares kept their cores until they
+                 re-created a replica
   lost=R         the job ends non-zero, naming rank R once as having lost
                  every replica
   detected       (--flip-bits, R = 2) the job stops with one report of
@@ -78,8 +78,9 @@ def native(mpiexec, n, program):
 
 
 def check_placement(report, options):
-    """Replicas of different sets on cores of their own, when this machine
-    is crowded enough for the library to place them."""
+    """Each replica set on cores of its own, when this machine is crowded
+    enough for the library to place the sets (as many cores as sets, fewer
+    than processes); spares where they were started."""
     cores = os.sched_getaffinity(0)
     replicas = int(options[options.index("--replicas") + 1])
     processes = len(report["cores"])
@@ -91,13 +92,17 @@ def check_placement(report, options):
         if p["rank"] < 0:
             if set(p["cores"]) != cores:
                 fail(f"spare {p['process']} ran on cores {p['cores']}, not on every core {sorted(cores)}")
-            continue
-        of_set.setdefault(p["replica"], set()).update(p["cores"])
-    for a in of_set:
-        for b in of_set:
-            if a < b and of_set[a] & of_set[b]:
-                fail(f"sets {a} and {b} shared cores: {sorted(of_set[a])} and {sorted(of_set[b])}")
-    print(f"placed: " + ", ".join(f"set {s} on cores {sorted(c)}" for s, c in sorted(of_set.items())))
+        elif not p["cores"]:
+            fail(f"process {p['process']} reported no cores")
+        else:
+            of_set.setdefault(p["replica"], set()).update(p["cores"])
+    if sorted(of_set) != list(range(replicas)):
+        fail(f"sets placed: {sorted(of_set)}, expected {replicas}")
+    for s, mine in of_set.items():
+        others = set().union(*(c for t, c in of_set.items() if t != s))
+        if not mine - others:
+            fail(f"set {s} has no core of its own: {sorted(mine)}, the others {sorted(others)}")
+    print("placed: " + ", ".join(f"set {s} on cores {sorted(c)}" for s, c in sorted(of_set.items())))
 
 
 def main():
@@ -120,8 +125,10 @@ def main():
         for flag in flags:
             if flag.startswith("recreated="):
                 recreated = int(flag.split("=")[1])
-            elif flag in ("pulled", "placed"):
-                pulled, placed = pulled or flag == "pulled", placed or flag == "placed"
+            elif flag == "pulled":
+                pulled = True
+            elif flag == "placed":
+                placed = True
             else:
                 fail(f"unknown expectation {flag}")
     if expect == "identical":
