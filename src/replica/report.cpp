@@ -2,15 +2,13 @@
 
 #include "protocol.hpp"
 #include "set_collectives.hpp"
+#include "set_cores.hpp"
 
 #include <nlohmann/json.hpp>
-
-#include <sched.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <vector>
 
 namespace rampart::replica::detail {
 
@@ -34,19 +32,6 @@ void write(const protocol& p) {
 }
 }  // namespace
 
-namespace {
-// The cores this process's thread may run on (set_cores.hpp).
-std::vector<int> cores() {
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    std::vector<int> out;
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0)
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &mask)) out.push_back(c);
-    return out;
-}
-}  // namespace
-
 void report_start(const protocol& p) {
     auto& j = state();
     j["process"] = p.process();
@@ -54,7 +39,7 @@ void report_start(const protocol& p) {
     j["replica"] = p.replica();
     j["ranks"] = p.where().ranks();
     j["replicas"] = p.where().replicas();
-    j["cores"] = cores();
+    j["cores"] = current_cores();
     j["started_us"] = now_us();
     j["ended"] = nullptr;
     write(p);
@@ -99,7 +84,7 @@ void report_recreated(const protocol& p) {
     auto& j = state();
     j["rank"] = p.rank();
     j["replica"] = p.replica();
-    j["cores"] = cores();
+    j["cores"] = current_cores();
     j["recreated"] = {{"began_us", p.recreation_began_us},
                       {"done_us", p.recreation_done_us},
                       {"state_bytes", p.state_bytes},

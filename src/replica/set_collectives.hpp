@@ -81,6 +81,7 @@ private:
     [[noreturn]] void kept_nowhere(std::size_t rank, std::uint64_t index);
     bool pulled() const;
     void push_result(const gathering& g, std::uint64_t index);
+    void send_last(int to, int tag);
     bool take_pushed(gathering& g, std::uint64_t index);
     void serve(int to, std::uint64_t index);
     void serve_deferred();

@@ -36,6 +36,8 @@ class layout;
 /// its set's cores. MPI's own threads, started before, stay where they are.
 /// Does nothing if MPI fails meanwhile: placement only speeds the job up.
 void bind_to_set_cores(const layout& where, int process);
+/// The cores this process's thread may run on now (for its report).
+std::vector<int> current_cores();
 /// A spare that became a replica of set `replica` moves to that set's cores
 /// (when that set has processes on the spare's node).
 void move_to_set_cores(int replica);

@@ -28,6 +28,13 @@ void bind_to(const std::vector<int>& cores) {
     sched_setaffinity(0, sizeof mask, &mask);  // a refusal leaves the process where it was
 }
 
+std::vector<int> listed(const cpu_set_t& mask) {
+    std::vector<int> out;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mask)) out.push_back(c);
+    return out;
+}
+
 struct node_entry {
     std::int64_t process = -1;  // -1: an entry MPI left unwritten (a dead member's)
     cpu_set_t cpus;
@@ -69,15 +76,19 @@ void bind_to_set_cores(const layout& where, int process) {
         const int p = static_cast<int>(e.process);
         set_of.push_back(where.rank_of(p) >= 0 ? where.replica_of(p) : -1);
     }
-    std::vector<int> cpus;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &any)) cpus.push_back(c);
-    const auto plan = set_cores(set_of, cpus);
+    const auto plan = set_cores(set_of, listed(any));
     for (std::size_t i = 0; i < all.size(); ++i) {
         if (plan[i].empty()) continue;
         cores_of_sets()[set_of[i]] = plan[i];
         if (all[i].process == process) bind_to(plan[i]);
     }
+}
+
+std::vector<int> current_cores() {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    sched_getaffinity(0, sizeof mask, &mask);  // on failure: none listed
+    return listed(mask);
 }
 
 void move_to_set_cores(int replica) {

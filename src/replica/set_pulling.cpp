@@ -57,8 +57,14 @@ void set_collectives::push_result(const gathering& g, std::uint64_t index) {
     std::memcpy(s.bytes.data(), &index, sizeof index);
     for (std::size_t r = 0; r < g.bytes.size(); ++r)
         s.bytes.insert(s.bytes.end(), g.out + g.displs[r], g.out + g.displs[r] + g.bytes[r]);
-    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, sibling, pushed_result_tag,
-                   MPI_COMM_WORLD, &s.request) != MPI_SUCCESS)
+    send_last(sibling, pushed_result_tag);
+}
+
+// The bytes of the last of `serving_` go to `to`; a dead receiver needs nothing.
+void set_collectives::send_last(int to, int tag) {
+    block_send& s = serving_.back();
+    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD,
+                   &s.request) != MPI_SUCCESS)
         serving_.pop_back();
 }
 
@@ -138,9 +144,7 @@ void set_collectives::serve(int to, std::uint64_t index) {
     s.bytes.resize(header_bytes + block);
     std::memcpy(s.bytes.data(), header, header_bytes);
     if (block > 0) std::memcpy(s.bytes.data() + header_bytes, k.data.get(), block);
-    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, block_tag, MPI_COMM_WORLD,
-                   &s.request) != MPI_SUCCESS)
-        serving_.pop_back();  // a dead puller needs nothing
+    send_last(to, block_tag);
 }
 
 bool set_collectives::progress() { return drop_finished(serving_); }
