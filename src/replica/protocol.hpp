@@ -63,6 +63,7 @@ enum control_tag : int {
     block_request_tag,  // {index, rank}: "send me your rank's block of that collective"
     block_tag,          // bytes: {index, rank, kept} and the block
     pushed_result_tag,  // bytes: {index} and every rank's block: a sibling's result, unasked
+    entered_tag,        // {count}: "I have entered that many collectives" (to the members of a broken set)
     progress_tag,  // never sent: probed for, to let MPI move large messages (the last tag)
 };
 enum class sync_answer : std::uint64_t { ready, ended, cannot };

@@ -97,6 +97,8 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
             return set_collectives::get().on_result(from, words);
         case block_request_tag:
             return set_collectives::get().on_request(from, words);
+        case entered_tag:
+            return set_collectives::get().on_entered(from, words[0]);
         case query_tag:
         case synced_tag:
         case decide_tag:

@@ -35,6 +35,7 @@ set_collectives& set_collectives::get() {
 void set_collectives::start() {
     const protocol& p = protocol::get();
     if (p.where().spares() > 0 || p.where().replicas() > 2) return;
+    members_entered_.assign(static_cast<std::size_t>(p.where().processes()), 0);
     int made = PMPI_Comm_split(MPI_COMM_WORLD, p.replica(), p.rank(), &set_) == MPI_SUCCESS;
     if (made) PMPI_Comm_set_errhandler(set_, MPI_ERRORS_RETURN);
     PMPIX_Comm_agree(MPI_COMM_WORLD, &made);
@@ -110,10 +111,16 @@ void set_collectives::gather(gathering& g) {
     p.wait_until([&] { return sibling() < 0 || sibling_results_ + window > index; });
     p.before_send();
     keep_mine(g, index);
+    if (!in_set_) tell_members();
     serve_deferred();
     if (!in_set_ || !gather_in_set(g)) pull(g, index);
     done_ = index + 1;
     push_result(g, index);
+    // In the place of a dead sibling this process sends to the other set,
+    // whose members must have entered this collective first.
+    const int other = 1 - p.replica();
+    if (p.where().replicas() == 2 && sibling() < 0)
+        p.wait_until([&] { return members_entered(other, index); });
     if (sibling() >= 0) {
         std::uint64_t hashes[2] = {chain_, 0};  // each block's hash weighed by its place
         for (std::size_t r = 0; r < g.bytes.size(); ++r)
@@ -148,6 +155,7 @@ void set_collectives::tell_sibling() {
 void set_collectives::finish() {
     protocol& p = protocol::get();
     if (!on_) return;
+    tell_members();  // one that has not yet learnt its set is broken may be waited for
     tell_sibling();
     p.wait_until([&] { return sibling() < 0 || sibling_results_ >= next_; });
 }

@@ -19,6 +19,14 @@
 //   process keeps its own last `kept` blocks to serve such pulls. Every
 //   copy of a block is the same bytes, so the processes need no agreement
 //   on where each switched: the result is the same either way.
+// - A collective also orders the program's messages: a process may not
+//   leave it before the processes it exchanges messages with have entered
+//   it (the live members of its own set), or a receive from any source
+//   could take a message sent after the collective. A result had from the
+//   other set proves only that set's members entered, so the members of a
+//   broken set tell each other how many collectives they have entered, and
+//   tell the replicas that send in the place of their dead members, which
+//   wait for them as well.
 
 #include <mpi.h>
 
@@ -57,6 +65,7 @@ public:
     void on_request(int from, const std::uint64_t* words);
     void on_block(MPI_Message msg, const MPI_Status& st);
     void on_pushed(MPI_Message msg, const MPI_Status& st);
+    void on_entered(int from, std::uint64_t count);
     /// Tests the blocks and results on their way to other processes; true if any left.
     bool progress();
 
@@ -86,6 +95,8 @@ private:
     void serve(int to, std::uint64_t index);
     void serve_deferred();
     void leave_set();
+    void tell_members();
+    bool members_entered(int replica, std::uint64_t index) const;
     void compare(std::uint64_t index);
     int sibling() const;  // the other live replica of this rank, or -1
     void tell_sibling();
@@ -125,6 +136,10 @@ private:
     // of its results unasked: the sibling then need not pull blocks one by
     // one. What the sibling sent, not yet taken, and one past the last index.
     bool pushing_ = false;
+    // How many collectives each process of this set has entered, as it
+    // told (once the set is broken): a result had from elsewhere is taken
+    // only once every live member has entered that collective.
+    std::vector<std::uint64_t> members_entered_;
     std::map<std::uint64_t, std::vector<char>> pushed_;
     std::uint64_t pushed_next_ = 0;
 };

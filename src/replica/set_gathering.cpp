@@ -139,6 +139,7 @@ void set_collectives::leave_set() {
     if (!in_set_) return;
     in_set_ = false;
     PMPIX_Comm_revoke(set_);  // its members waiting for this process in MPI return, and pull too
+    tell_members();
 }
 
 }  // namespace rampart::replica::detail

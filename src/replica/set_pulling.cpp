@@ -42,6 +42,40 @@ void set_collectives::pull(gathering& g, std::uint64_t index) {
     p.wait_until([&] { return pulled() || pushed_.count(index); });
     pulling_ = nullptr;
     if (!pulled()) take_pushed(g, index);
+    p.wait_until([&] { return members_entered(p.replica(), index); });
+}
+
+// How many collectives this process has entered, to every process that
+// sends to it for another rank: the live members of its set, and for a
+// dead member, the live replicas of that rank, which send in its place.
+void set_collectives::tell_members() {
+    protocol& p = protocol::get();
+    for (int r = 0; r < p.where().ranks(); ++r) {
+        if (r == p.rank()) continue;
+        const int member = p.where().process(r, p.replica());
+        for (int k = 0; k < p.where().replicas(); ++k) {
+            const int q = p.where().process(r, k);
+            if ((q == member || p.where().dead(member)) && !p.where().dead(q))
+                p.send_control(q, entered_tag, entered_);
+        }
+    }
+}
+
+// Whether every live member of set `replica` (but this process) has
+// entered collective `index`.
+bool set_collectives::members_entered(int replica, std::uint64_t index) const {
+    const protocol& p = protocol::get();
+    for (int r = 0; r < p.where().ranks(); ++r) {
+        const int q = p.where().process(r, replica);
+        if (q != p.process() && !p.where().dead(q) && members_entered_[static_cast<std::size_t>(q)] <= index)
+            return false;
+    }
+    return true;
+}
+
+void set_collectives::on_entered(int from, std::uint64_t count) {
+    auto& entered = members_entered_[static_cast<std::size_t>(from)];
+    entered = std::max(entered, count);
 }
 
 bool set_collectives::pulled() const {
@@ -178,9 +212,13 @@ void set_collectives::on_block(MPI_Message msg, const MPI_Status& st) {
 void set_collectives::on_death(int process) {
     const protocol& p = protocol::get();
     if (!on_) return;
-    if (p.where().replica_of(process) == p.replica()) leave_set();
-    else if (p.where().replicas() == 2)
-        pushing_ = true;  // the sibling's set is broken
+    if (p.where().replica_of(process) != p.replica()) {
+        if (p.where().replicas() == 2) pushing_ = true;  // the sibling's set is broken
+    } else if (in_set_) {
+        leave_set();
+    } else {
+        tell_members();  // the dead member's replicas now send in its place: they wait for this one too
+    }
     if (p.where().rank_of(process) == p.rank()) {  // the sibling: nothing more to compare with
         own_hash_.clear();
         sibling_hash_.clear();
