@@ -1,0 +1,243 @@
+// An array's life: its collective creation (who holds which copy, the
+// shared memory of every rank's copies), its destruction, and what it tells
+// about itself.
+//
+// Data path: every rank keeps its copies in a POSIX shared-memory segment
+// that the other ranks of its node map, so that put, get, acc and read_inc
+// are copies in memory made by the calling thread, with no message and no
+// MPI call (MPI's own windows neither report a death nor survive one:
+// docs/pgas.md). Failure path: deaths come from the engine's recoveries,
+// which rest on ULFM's failure notification; the service's thread then
+// repairs, promotes and re-shadows (array_repair.cpp).
+
+#include "array_impl.hpp"
+#include "placement.hpp"
+
+#include <rampart/task/errors.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <utility>
+
+namespace rampart::pgas::detail {
+
+namespace {
+
+std::atomic<std::uint64_t> arrays_created{0};  // counted alike on every rank: creation is collective
+
+std::uint64_t this_node() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return 1;
+    return std::hash<std::string>{}(name) | 1;
+}
+
+std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
+
+struct creation_part {
+    std::int64_t pid;
+    std::uint64_t node;
+};
+
+// What each rank tells at creation: its process id, its node, and which
+// ranks it knows to be dead.
+std::vector<char> my_part(const std::vector<char>& alive) {
+    const creation_part c{static_cast<std::int64_t>(::getpid()), this_node()};
+    std::vector<char> out(sizeof c + alive.size());
+    std::memcpy(out.data(), &c, sizeof c);
+    std::memcpy(out.data() + sizeof c, alive.data(), alive.size());
+    return out;
+}
+
+}  // namespace
+
+array_core::impl::impl(std::string n, distribution d, element_ops o)
+    : name(std::move(n)), dist(std::move(d)), ops(o), svc(pgas_service::get()), me(svc.rank()), p(svc.size()) {
+    bases = std::make_unique<std::atomic<char*>[]>(static_cast<std::size_t>(p) * place::max_segments);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(p) * place::max_segments; ++i) bases[i].store(nullptr);
+}
+
+char* array_core::impl::base(int rank, int seg) const {
+    auto& slot = bases[static_cast<std::size_t>(rank) * place::max_segments + static_cast<std::size_t>(seg)];
+    if (char* b = slot.load(std::memory_order_acquire)) return b;
+    std::lock_guard l(map_m);
+    if (char* b = slot.load(std::memory_order_relaxed)) return b;
+    mapped.push_back(shared_segment::open(segment_name(pids[static_cast<std::size_t>(rank)], uid, seg)));
+    slot.store(mapped.back().data(), std::memory_order_release);
+    return mapped.back().data();
+}
+
+void array_core::impl::count(std::uint64_t array_counters::*field) const {
+    std::lock_guard l(counters_m);
+    ++(counts.*field);
+}
+
+namespace {
+
+// Learns every rank's process and node; returns the ranks alive for the
+// array (those that took part and that no one knew dead).
+std::vector<char> learn_ranks(array_core::impl& a) {
+    auto parts = a.svc.exchange(a.uid, my_part(a.svc.alive()));
+    const auto n = static_cast<std::size_t>(a.p);
+    std::vector<char> alive(n, 1);
+    a.pids.assign(n, 0);
+    a.node_of.assign(n, 0);
+    for (std::size_t r = 0; r < n; ++r) {
+        if (parts[r].size() != sizeof(creation_part) + n) {
+            alive[r] = 0;
+            continue;
+        }
+        creation_part c{};
+        std::memcpy(&c, parts[r].data(), sizeof c);
+        a.pids[r] = c.pid;
+        a.node_of[r] = c.node;
+        for (std::size_t q = 0; q < n; ++q)
+            if (parts[r][sizeof c + q] == 0) alive[q] = 0;
+    }
+    for (std::size_t r = 0; r < n; ++r)
+        if (alive[r] && a.node_of[r] != a.node_of[static_cast<std::size_t>(a.me)])
+            throw rampart::error("rampart::pgas: array '" + a.name +
+                                 "': its ranks run on several nodes, and arrays keep their copies in the shared "
+                                 "memory of one node (see docs/pgas.md, limits)");
+    return alive;
+}
+
+// Lays out every rank's segment 0 (headers of the blocks it owns, then its
+// primary copies, then the shadows it holds), creates this rank's and
+// fills its headers.
+void lay_out(array_core::impl& a, const std::vector<char>& alive) {
+    const int blocks = a.dist.blocks();
+    a.owner = block_owners(blocks, alive);
+    if (a.owner.empty())
+        throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' has " + std::to_string(blocks) +
+                                        " blocks, more than the living ranks");
+    std::vector<int> shadow(static_cast<std::size_t>(blocks));
+    for (int b = 0; b < blocks; ++b) shadow[b] = shadow_host(a.owner[b], a.node_of, alive);
+    a.header_offset.assign(static_cast<std::size_t>(blocks), 0);
+    std::vector<std::size_t> size(static_cast<std::size_t>(a.p), 0), prim(a.header_offset), shad(prim);
+    for (int b = 0; b < blocks; ++b) a.header_offset[b] = std::exchange(size[a.owner[b]], size[a.owner[b]] + sizeof(block_header));
+    for (int b = 0; b < blocks; ++b) prim[b] = std::exchange(size[a.owner[b]], size[a.owner[b]] + align64(a.block_bytes(b)));
+    for (int b = 0; b < blocks; ++b)
+        if (shadow[b] >= 0) shad[b] = std::exchange(size[shadow[b]], size[shadow[b]] + align64(a.block_bytes(b)));
+    if (size[a.me] > place::max_offset) throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' is too large");
+    a.own.push_back(shared_segment::create(segment_name(::getpid(), a.uid, 0), size[a.me]));
+    a.bases[static_cast<std::size_t>(a.me) * place::max_segments].store(a.own[0].data());
+    for (int b = 0; b < blocks; ++b) {
+        if (a.owner[b] != a.me) continue;
+        auto& h = *new (a.own[0].data() + a.header_offset[b]) block_header{};
+        h.primary = place{a.me, 0, prim[b]}.word();
+        h.shadow = shadow[b] >= 0 ? place{shadow[b], 0, shad[b]}.word() : 0;
+    }
+}
+
+}  // namespace
+
+array_core::array_core(std::string name, distribution d, element_ops ops)
+    : impl_(std::make_shared<impl>(std::move(name), std::move(d), ops)) {
+    impl& a = *impl_;
+    if (a.p > place::max_ranks) throw rampart::invalid_argument("rampart::pgas: more than 65535 ranks");
+    a.uid = arrays_created.fetch_add(1) + 1;
+    const auto alive = learn_ranks(a);
+    lay_out(a, alive);
+    a.svc.barrier();  // every segment exists before anyone maps one
+    for (int r = 0; r < a.p; ++r)
+        if (alive[static_cast<std::size_t>(r)] && r != a.me && a.svc.dead(r)) {
+            try {
+                a.base(r, 0);
+            } catch (const rampart::error&) {
+                throw rampart::error("rampart::pgas: array '" + a.name + "': rank " + std::to_string(r) +
+                                     " died while the array was created");
+            }
+        }
+    std::weak_ptr<impl> weak = impl_;
+    a.repairs_job = a.svc.on_deaths([weak] {
+        if (auto s = weak.lock()) {
+            try {
+                if (!s->gone.load()) {
+                    s->settle_all();
+                    s->reshadow_mine();
+                }
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "rampart::pgas: array '%s': repairs after a failure stopped: %s\n",
+                             s->name.c_str(), e.what());
+            }
+        }
+    });
+}
+
+array_core::~array_core() {
+    if (impl_ && !impl_->gone.load()) {
+        try {
+            destroy();
+        } catch (...) {
+        }
+    }
+}
+
+void array_core::destroy() {
+    check_usable("destroy");
+    impl& a = *impl_;
+    a.svc.barrier();  // nobody uses the array any more
+    a.gone.store(true);
+    a.repairs_job.reset();  // waits for a repair under way
+    for (int seg = 0; seg < static_cast<int>(a.own.size()); ++seg)
+        shared_segment::unlink(segment_name(::getpid(), a.uid, seg));
+    // The lowest living rank removes the names of the dead ranks' segments.
+    int lowest = 0;
+    while (lowest < a.p && a.svc.dead(lowest)) ++lowest;
+    if (lowest == a.me)
+        for (int r = 0; r < a.p; ++r)
+            if (a.svc.dead(r) && a.pids[static_cast<std::size_t>(r)] != 0)
+                for (int seg = 0; seg < place::max_segments; ++seg)
+                    if (!shared_segment::unlink(segment_name(a.pids[static_cast<std::size_t>(r)], a.uid, seg))) break;
+    std::lock_guard l(a.map_m);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(a.p) * place::max_segments; ++i) a.bases[i].store(nullptr);
+    a.mapped.clear();
+    a.own.clear();
+}
+
+bool array_core::destroyed() const noexcept { return !impl_ || impl_->gone.load(); }
+
+const std::string& array_core::name() const { return impl_->name; }
+const distribution& array_core::layout() const { return impl_->dist; }
+
+void array_core::check_usable(const char* what) const {
+    if (destroyed())
+        throw rampart::invalid_argument(std::string("rampart::pgas: ") + what + " on array '" +
+                                        (impl_ ? impl_->name : std::string("(moved from)")) +
+                                        "', which was destroyed");
+}
+
+void array_core::check_patch(const patch& p, const char* what) const {
+    check_usable(what);
+    if (auto why = impl_->dist.check(p); !why.empty())
+        throw rampart::invalid_argument(std::string("rampart::pgas: ") + what + " on array '" + impl_->name +
+                                        "': " + why);
+}
+
+std::array<int, 2> array_core::holders(int block) const {
+    check_usable("holders");
+    if (block < 0 || block >= impl_->dist.blocks())
+        throw rampart::invalid_argument("rampart::pgas: holders of block " + std::to_string(block) + " of array '" +
+                                        impl_->name + "', which has " + std::to_string(impl_->dist.blocks()));
+    auto& h = impl_->header(block);
+    return {place::of(load(h.primary)).rank, place::of(load(h.shadow)).rank};
+}
+
+int array_core::primary_of(int block) const {
+    holders(block);  // checks
+    impl_->acquire(block);
+    impl_->settle(block);
+    const int r = place::of(load(impl_->header(block).primary)).rank;
+    impl_->release(block);
+    return r;
+}
+
+array_counters array_core::counters() const {
+    std::lock_guard l(impl_->counters_m);
+    return impl_->counts;
+}
+
+}  // namespace rampart::pgas::detail

@@ -1,0 +1,72 @@
+#pragma once
+// The state of one array on one rank, shared by array_core.cpp (creation,
+// destruction), array_operations.cpp (put, get, acc, read_inc) and
+// array_repair.cpp (locks, repairs, promotions, new shadows).
+
+#include <rampart/pgas/detail/array_core.hpp>
+
+#include "block_header.hpp"
+#include "pgas_service.hpp"
+#include "shared_segment.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace rampart::pgas::detail {
+
+struct array_core::impl {
+    std::string name;
+    distribution dist;
+    element_ops ops;
+    std::uint64_t uid = 0;
+    pgas_service& svc;
+    int me = 0, p = 1;
+
+    std::vector<int> owner;                   // block -> the rank that keeps its header (its first primary)
+    std::vector<std::uint64_t> header_offset; // block -> offset of its header in its owner's segment 0
+    std::vector<std::int64_t> pids;           // rank -> process id (names of its segments)
+    std::vector<std::uint64_t> node_of;       // rank -> node
+
+    std::vector<shared_segment> own;          // this rank's segments, by number
+    mutable std::mutex map_m;                 // mapping others' segments
+    mutable std::vector<shared_segment> mapped;
+    mutable std::unique_ptr<std::atomic<char*>[]> bases;  // rank * max_segments + seg -> memory
+
+    std::mutex reshadow_m;                    // one re-shadowing at a time (it adds to own)
+    std::shared_ptr<void> repairs_job;        // the service's job after deaths
+    std::atomic<bool> gone{false};
+    mutable std::mutex counters_m;
+    mutable array_counters counts;
+
+    impl(std::string n, distribution d, element_ops o);
+
+    // Memory.
+    char* base(int rank, int seg) const;
+    char* at(place pl) const { return base(pl.rank, pl.seg) + pl.offset; }
+    block_header& header(int b) const {
+        return *reinterpret_cast<block_header*>(base(owner[static_cast<std::size_t>(b)], 0) +
+                                                header_offset[static_cast<std::size_t>(b)]);
+    }
+    std::size_t block_bytes(int b) const {
+        return static_cast<std::size_t>(dist.block_patch(b).elements()) * ops.bytes;
+    }
+
+    // Locks and failures (array_repair.cpp).
+    void acquire(int b) const;
+    void release(int b) const;
+    void settle(int b) const;
+    void repair(int b, int holder) const;
+    void settle_all() const;
+    int reshadow_mine();
+    bool every_block_shadowed() const;
+    void count(std::uint64_t array_counters::*field) const;
+};
+
+/// Copies the rows of patch q between memory laid out as patch `a` and
+/// memory laid out as patch `b` (row-major, `es` bytes an element).
+void copy_rows(const patch& q, const patch& a, const char* from, const patch& b, char* to, std::size_t es);
+
+}  // namespace rampart::pgas::detail

@@ -1,0 +1,229 @@
+// The arrays' service: deaths, collective exchanges, the barrier's
+// messages, and the repairs after a failure (see pgas_service.hpp).
+
+#include "pgas_service.hpp"
+
+#include "hypercube.hpp"
+#include "wire.hpp"
+
+#include <rampart/comm/comm.hpp>
+#include <rampart/recovery/recovery.hpp>
+
+#include <chrono>
+
+namespace rampart::pgas::detail {
+
+namespace {
+std::int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+// Own parts of this many recent exchanges are kept, to be sent again after
+// a recovery (a recovery may drop messages in flight).
+constexpr std::size_t kept_exchanges = 4;
+}  // namespace
+
+pgas_service& pgas_service::get() {
+    static pgas_service s;
+    return s;
+}
+
+pgas_service::pgas_service() : me_(comm::rank()), p_(comm::size()) {
+    const auto n = static_cast<std::size_t>(p_);
+    dead_ = std::make_unique<std::atomic<std::uint8_t>[]>(n);
+    death_us_ = std::make_unique<std::atomic<std::int64_t>[]>(n);
+    for (std::size_t r = 0; r < n; ++r) {
+        dead_[r].store(0);
+        death_us_[r].store(0);
+    }
+    for (int r : recovery::lost_ranks()) dead_[static_cast<std::size_t>(r)].store(1);
+    worker_ = std::thread([this] { run_jobs(); });
+    attach();
+}
+
+pgas_service::~pgas_service() {
+    detach();
+    {
+        std::lock_guard l(jobs_m_);
+        stop_ = true;
+    }
+    jobs_cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+}
+
+std::vector<char> pgas_service::alive() const {
+    std::vector<char> a(static_cast<std::size_t>(p_));
+    for (int r = 0; r < p_; ++r) a[static_cast<std::size_t>(r)] = dead(r) ? 0 : 1;
+    return a;
+}
+
+std::int64_t pgas_service::death_known_us(int r) const { return death_us_[static_cast<std::size_t>(r)].load(); }
+
+void pgas_service::send_to(int dest, const std::vector<char>& message) {
+    send(dest, message, {}, [](bool) {}, epoch());
+}
+
+std::vector<std::vector<char>> pgas_service::exchange(std::uint64_t key, std::vector<char> mine) {
+    const auto message = encode({head::magic_value, kind::exchange, key, 0, 0}, mine);
+    {
+        std::lock_guard l(m_);
+        my_parts_[key] = mine;
+        while (my_parts_.size() > kept_exchanges) my_parts_.erase(my_parts_.begin());
+    }
+    for (int r = 0; r < p_; ++r)
+        if (r != me_ && !dead(r)) send_to(r, message);
+    std::unique_lock l(m_);
+    auto& got = exchanged_[key];
+    got.resize(static_cast<std::size_t>(p_));
+    cv_.wait(l, [&] {
+        for (int r = 0; r < p_; ++r)
+            if (r != me_ && !dead(r) && got[static_cast<std::size_t>(r)].empty()) return false;
+        return true;
+    });
+    std::vector<std::vector<char>> out = std::move(got);
+    for (auto& part : out)
+        if (!part.empty()) part.pop_back();  // the byte that marks a part as given
+    out[static_cast<std::size_t>(me_)] = std::move(mine);
+    exchanged_.erase(key);
+    exchanges_done_ = std::max(exchanges_done_, key);
+    return out;
+}
+
+bool pgas_service::step_done(std::uint64_t seq, int k) {
+    if (!other_half_alive(me_, k, alive())) return true;
+    auto it = steps_seen_.find(seq);
+    if (it == steps_seen_.end()) return false;
+    for (auto [step, source] : it->second)
+        if (step == k && in_other_half(me_, k, source)) return true;
+    return false;
+}
+
+void pgas_service::send_steps(std::uint64_t seq, int upto_step) {
+    const auto a = alive();
+    for (int k = 0; k <= upto_step; ++k) {
+        const auto message = encode({head::magic_value, kind::barrier, seq, static_cast<std::uint32_t>(k), 0});
+        for (int peer : hypercube_peers(me_, k, a))
+            if (peer < p_) send_to(peer, message);
+    }
+}
+
+void pgas_service::barrier() {
+    const int steps = hypercube_steps(p_);
+    std::unique_lock l(m_);
+    const std::uint64_t seq = barrier_seq_;
+    for (int k = 0; k < steps; ++k) {
+        barrier_step_ = k;
+        std::uint64_t seen = deaths();
+        l.unlock();
+        send_steps(seq, k);
+        l.lock();
+        while (!step_done(seq, k)) {
+            cv_.wait(l);
+            if (deaths() != seen) {  // new peers (substitutes of the dead): tell them every step so far
+                seen = deaths();
+                l.unlock();
+                send_steps(seq, k);
+                l.lock();
+            }
+        }
+    }
+    barrier_seq_ = seq + 1;
+    barrier_step_ = steps;
+    steps_seen_.erase(steps_seen_.begin(), steps_seen_.lower_bound(seq + 1));
+}
+
+void pgas_service::on_message(int source, std::vector<char>&& bytes, std::size_t offset) {
+    auto d = decode(bytes, offset);
+    std::lock_guard l(m_);
+    if (!d || source < 0 || source >= p_) {
+        ++malformed_;
+        return;
+    }
+    if (d->h.what == kind::exchange) {
+        if (d->h.key <= exchanges_done_) return;  // sent again after a recovery: had it
+        auto& got = exchanged_[d->h.key];
+        if (got.size() < static_cast<std::size_t>(p_)) got.resize(static_cast<std::size_t>(p_));
+        // An empty part is sent as one byte more: "given" must differ from "not yet".
+        got[static_cast<std::size_t>(source)] = std::move(d->payload);
+        got[static_cast<std::size_t>(source)].push_back(1);
+    } else {
+        if (d->h.key < barrier_seq_) return;  // a barrier that ended here
+        steps_seen_[d->h.key].insert({static_cast<int>(d->h.step), source});
+    }
+    cv_.notify_all();
+}
+
+void pgas_service::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
+                               const std::vector<std::vector<char>>&) {
+    // A replaced rank runs on a new process that holds none of the copies:
+    // for the arrays it is dead as well.
+    bool changed = false;
+    for (const auto* list : {&replaced, &lost})
+        for (int r : *list)
+            if (r >= 0 && r < p_ && dead_[static_cast<std::size_t>(r)].exchange(1) == 0) {
+                death_us_[static_cast<std::size_t>(r)].store(now_us());
+                changed = true;
+            }
+    // Messages in flight may have been dropped: send ours again, also when
+    // nobody new died.
+    {
+        std::lock_guard l(m_);
+        if (changed) deaths_.fetch_add(1, std::memory_order_acq_rel);
+        cv_.notify_all();
+    }
+    {
+        std::lock_guard l(jobs_m_);
+        pending_ = true;
+    }
+    jobs_cv_.notify_all();
+}
+
+void pgas_service::resend_after_recovery() {
+    std::map<std::uint64_t, std::vector<char>> parts;
+    std::uint64_t last_barrier = 0;
+    {
+        std::lock_guard l(m_);
+        parts = my_parts_;
+        last_barrier = barrier_seq_;
+    }
+    for (auto& [key, mine] : parts) {
+        const auto message = encode({head::magic_value, kind::exchange, key, 0, 0}, mine);
+        for (int r = 0; r < p_; ++r)
+            if (r != me_ && !dead(r)) send_to(r, message);
+    }
+    // The barrier that ended here last: others may still wait in it, for
+    // this rank as the substitute of a dead one. (The barrier under way is
+    // sent again by the thread waiting in it.)
+    if (last_barrier > 0) send_steps(last_barrier - 1, hypercube_steps(p_) - 1);
+}
+
+std::shared_ptr<void> pgas_service::on_deaths(std::function<void()> job) {
+    std::lock_guard l(listeners_m_);
+    const auto id = next_listener_++;
+    listeners_[id] = std::move(job);
+    return std::shared_ptr<void>(nullptr, [this, id](void*) {
+        std::lock_guard l2(listeners_m_);
+        listeners_.erase(id);
+    });
+}
+
+void pgas_service::run_jobs() {
+    std::unique_lock l(jobs_m_);
+    while (true) {
+        jobs_cv_.wait(l, [&] { return pending_ || stop_; });
+        if (stop_) return;
+        pending_ = false;
+        l.unlock();
+        resend_after_recovery();
+        {
+            // Under the lock, so that a handle destroyed meanwhile waits
+            // until its job has returned.
+            std::lock_guard jobs(listeners_m_);
+            for (auto& [id, job] : listeners_) job();
+        }
+        l.lock();
+    }
+}
+
+}  // namespace rampart::pgas::detail
