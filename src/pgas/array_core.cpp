@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -53,8 +54,8 @@ std::vector<char> my_part(const std::vector<char>& alive) {
 
 }  // namespace
 
-array_core::impl::impl(std::string n, distribution d, element_ops o)
-    : name(std::move(n)), dist(std::move(d)), ops(o), svc(pgas_service::get()), me(svc.rank()), p(svc.size()) {
+array_core::impl::impl(std::string n, element_ops o)
+    : name(std::move(n)), dist(distribution::even({1}, 1)), ops(o), svc(pgas_service::get()), me(svc.rank()), p(svc.size()) {
     bases = std::make_unique<std::atomic<char*>[]>(static_cast<std::size_t>(p) * place::max_segments);
     for (std::size_t i = 0; i < static_cast<std::size_t>(p) * place::max_segments; ++i) bases[i].store(nullptr);
 }
@@ -134,12 +135,13 @@ void lay_out(array_core::impl& a, const std::vector<char>& alive) {
 
 }  // namespace
 
-array_core::array_core(std::string name, distribution d, element_ops ops)
-    : impl_(std::make_shared<impl>(std::move(name), std::move(d), ops)) {
+array_core::array_core(std::string name, std::function<distribution(int)> cut, element_ops ops)
+    : impl_(std::make_shared<impl>(std::move(name), ops)) {
     impl& a = *impl_;
     if (a.p > place::max_ranks) throw rampart::invalid_argument("rampart::pgas: more than 65535 ranks");
     a.uid = arrays_created.fetch_add(1) + 1;
     const auto alive = learn_ranks(a);
+    a.dist = cut(static_cast<int>(std::count(alive.begin(), alive.end(), 1)));
     lay_out(a, alive);
     a.svc.barrier();  // every segment exists before anyone maps one
     for (int r = 0; r < a.p; ++r)
@@ -233,6 +235,21 @@ int array_core::primary_of(int block) const {
     const int r = place::of(load(impl_->header(block).primary)).rank;
     impl_->release(block);
     return r;
+}
+
+std::vector<int> array_core::differing_copies() const {
+    check_usable("differing_copies");
+    const impl& a = *impl_;
+    std::vector<int> out;
+    for (int b = 0; b < a.dist.blocks(); ++b) {
+        a.acquire(b);
+        a.settle(b);
+        const place prim = place::of(load(a.header(b).primary)), shad = place::of(load(a.header(b).shadow));
+        if (prim.valid() && shad.valid() && std::memcmp(a.at(prim), a.at(shad), a.block_bytes(b)) != 0)
+            out.push_back(b);
+        a.release(b);
+    }
+    return out;
 }
 
 array_counters array_core::counters() const {

@@ -41,7 +41,7 @@ struct array_core::impl {
     mutable std::mutex counters_m;
     mutable array_counters counts;
 
-    impl(std::string n, distribution d, element_ops o);
+    impl(std::string n, element_ops o);
 
     // Memory.
     char* base(int rank, int seg) const;

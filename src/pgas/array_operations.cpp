@@ -5,7 +5,12 @@
 
 #include "array_impl.hpp"
 
+#include <rampart/pgas/detail/kill_hook.hpp>
 #include <rampart/pgas/errors.hpp>
+#include <rampart/task/errors.hpp>
+
+#include <csignal>
+#include <cstdio>
 
 #include <cstring>
 
@@ -32,8 +37,36 @@ void set_region(block_header& h, const patch& q, const patch& block) {
     h.region[3] = q.hi[1] - block.lo[1];
 }
 
+// The test hook (kill_hook.hpp): 0 when unset.
+enum class kill_step : int { none = 0, in_primary = 1, between = 2 };
+std::atomic<int> kill_at{0};
+std::atomic<std::int64_t> kill_countdown{0};
+std::atomic<int> kill_block_rank{-1};
+
+kill_step kill_now(int primary_rank) {
+    const int step = kill_at.load(std::memory_order_relaxed);
+    if (step == 0 || primary_rank != kill_block_rank.load()) return kill_step::none;
+    if (kill_countdown.fetch_sub(1) != 1) return kill_step::none;
+    return static_cast<kill_step>(step);
+}
+
+[[noreturn]] void die(int me, const char* step) {
+    std::printf("rank %d: dies %s\n", me, step);
+    std::fflush(nullptr);
+    std::raise(SIGKILL);
+    for (;;) {}
+}
+
+// The first half of q's rows, or of its columns when it has one row.
+patch first_half(const patch& q) {
+    patch h = q;
+    if (q.rows() > 1) h.hi[0] = q.lo[0] + q.rows() / 2;
+    else h.hi[1] = q.lo[1] + q.cols() / 2;
+    return h;
+}
+
 // Writes the part q of a patch into block b's two copies, primary first,
-// with `write(memory of a copy)`.
+// with `write(memory of a copy, the part of q to write)`.
 template <class Write>
 void write_block(const impl& a, const patch& asked, int b, const patch& q, Write&& write) {
     a.acquire(b);
@@ -46,10 +79,16 @@ void write_block(const impl& a, const patch& asked, int b, const patch& q, Write
     }
     set_region(h, q, a.dist.block_patch(b));
     publish_phase(h, writing_primary);
-    write(a.at(prim));
+    const kill_step k = kill_now(prim.rank);
+    if (k == kill_step::in_primary) {
+        write(a.at(prim), first_half(q));
+        die(a.me, "in_primary");
+    }
+    write(a.at(prim), q);
     if (shad.valid()) {
         publish_phase(h, writing_shadow);
-        write(a.at(shad));
+        if (k == kill_step::between) die(a.me, "between");
+        write(a.at(shad), q);
     }
     a.release(b);
 }
@@ -84,7 +123,9 @@ void array_core::put(const patch& p, const void* data) {
     const auto* src = static_cast<const char*>(data);
     for (int b : a.dist.blocks_of(p)) {
         const patch block = a.dist.block_patch(b), q = intersect(p, block);
-        write_block(a, p, b, q, [&](char* copy) { copy_rows(q, p, src, block, copy, a.ops.bytes); });
+        write_block(a, p, b, q, [&](char* copy, const patch& part) {
+            if (!part.empty()) copy_rows(part, p, src, block, copy, a.ops.bytes);
+        });
     }
 }
 
@@ -104,11 +145,12 @@ void array_core::acc(const patch& p, const void* data, const void* alpha) {
     const std::size_t es = a.ops.bytes;
     for (int b : a.dist.blocks_of(p)) {
         const patch block = a.dist.block_patch(b), q = intersect(p, block);
-        write_block(a, p, b, q, [&](char* copy) {
-            for (std::int64_t i = q.lo[0]; i < q.hi[0]; ++i) {
-                const auto from = static_cast<std::size_t>((i - p.lo[0]) * p.cols() + (q.lo[1] - p.lo[1])) * es;
-                const auto to = static_cast<std::size_t>((i - block.lo[0]) * block.cols() + (q.lo[1] - block.lo[1])) * es;
-                a.ops.acc(copy + to, src + from, static_cast<std::size_t>(q.cols()), alpha);
+        write_block(a, p, b, q, [&](char* copy, const patch& part) {
+            for (std::int64_t i = part.lo[0]; i < part.hi[0]; ++i) {
+                const auto from = static_cast<std::size_t>((i - p.lo[0]) * p.cols() + (part.lo[1] - p.lo[1])) * es;
+                const auto to =
+                    static_cast<std::size_t>((i - block.lo[0]) * block.cols() + (part.lo[1] - block.lo[1])) * es;
+                a.ops.acc(copy + to, src + from, static_cast<std::size_t>(part.cols()), alpha);
             }
         });
     }
@@ -126,7 +168,8 @@ void array_core::read_inc(std::array<std::int64_t, 2> index, const void* inc, vo
     const std::size_t es = a.ops.bytes;
     const auto at = static_cast<std::size_t>((index[0] - block.lo[0]) * block.cols() + (index[1] - block.lo[1])) * es;
     bool first = true;
-    write_block(a, p, b, p, [&](char* copy) {
+    write_block(a, p, b, p, [&](char* copy, const patch& part) {
+        if (part.empty()) return;
         if (first) {  // the primary: the value before
             std::memcpy(old, copy + at, es);
             first = false;
@@ -134,6 +177,16 @@ void array_core::read_inc(std::array<std::int64_t, 2> index, const void* inc, vo
         std::memcpy(copy + at, old, es);
         a.ops.add(copy + at, inc);
     });
+}
+
+void kill_during_write(const std::string& step, std::uint64_t nth, int block_rank) {
+    const int s = step == "in_primary" ? 1 : step == "between" ? 2 : 0;
+    if (s == 0 || nth < 1)
+        throw rampart::invalid_argument("rampart::pgas: kill_during_write('" + step + "', " + std::to_string(nth) +
+                                        "): steps are in_primary and between, nth at least 1");
+    kill_block_rank.store(block_rank);
+    kill_countdown.store(static_cast<std::int64_t>(nth));
+    kill_at.store(s);
 }
 
 }  // namespace rampart::pgas::detail

@@ -38,6 +38,7 @@ TEST(Pgas, PutThenGetEverywhere1D) {
     a.sync();
     const auto whole = a.layout().whole();
     EXPECT_EQ(mpi_test::byte_difference_of(a.get(whole).get(), values(whole)), "");
+    EXPECT_EQ(a.differing_copies(), std::vector<int>{});
     a.destroy();
 }
 
@@ -54,6 +55,7 @@ TEST(Pgas, PutThenGetEverywhere2D) {
     a.get(tile, std::span<double>(got));
     EXPECT_EQ(mpi_test::byte_difference_of(got, values(tile)), "");
     EXPECT_EQ(mpi_test::byte_difference_of(a.get(a.layout().whole()).get(), values(a.layout().whole())), "");
+    EXPECT_EQ(a.differing_copies(), std::vector<int>{});
 }
 
 TEST(Pgas, AccFromEveryRankAddsUp) {

@@ -64,15 +64,22 @@ class array {
     static_assert(std::is_trivially_copyable_v<T>, "rampart::pgas::array<T> needs a trivially copyable T");
 
 public:
-    /// A 1-D array of n elements, cut evenly over the ranks.
+    /// A 1-D array of n elements, cut evenly over the living ranks.
     array(std::string name, std::int64_t n)
-        : core_(std::move(name), distribution::even({n}, comm_size()), detail::element_ops_of<T>()) {}
-    /// A 2-D array of rows x cols, on a grid of blocks as square as the rank
-    /// count allows.
+        : core_(
+              std::move(name), [n](int ranks) { return distribution::even({n}, ranks); },
+              detail::element_ops_of<T>()) {}
+    /// A 2-D array of rows x cols, on a grid of blocks as square as the
+    /// count of living ranks allows.
     array(std::string name, std::int64_t rows, std::int64_t cols)
-        : core_(std::move(name), distribution::even({rows, cols}, comm_size()), detail::element_ops_of<T>()) {}
-    /// An array cut as `d` says (distribution::blocked or ::irregular).
-    array(std::string name, distribution d) : core_(std::move(name), std::move(d), detail::element_ops_of<T>()) {}
+        : core_(
+              std::move(name), [rows, cols](int ranks) { return distribution::even({rows, cols}, ranks); },
+              detail::element_ops_of<T>()) {}
+    /// An array cut as `d` says (distribution::blocked or ::irregular), with
+    /// at most as many blocks as living ranks.
+    array(std::string name, distribution d)
+        : core_(
+              std::move(name), [d](int) { return d; }, detail::element_ops_of<T>()) {}
 
     array(array&&) noexcept = default;
     array& operator=(array&&) noexcept = default;
@@ -183,9 +190,11 @@ public:
     /// to share out a dead rank's blocks.
     int primary_of(int block) const { return core_.primary_of(block); }
     array_counters counters() const { return core_.counters(); }
+    /// The blocks whose two copies differ (none, unless memory was
+    /// corrupted): a check for tests and for suspicions.
+    std::vector<int> differing_copies() const { return core_.differing_copies(); }
 
 private:
-    static int comm_size() { return comm::size(); }
     void check(const patch& p, std::size_t elements, const char* what) const {
         core_.check_patch(p, what);
         if (elements != static_cast<std::size_t>(p.elements()))

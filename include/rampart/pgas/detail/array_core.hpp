@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,8 +37,9 @@ struct element_ops {
 class array_core {
 public:
     /// Collective: every living rank creates the array with the same
-    /// arguments.
-    array_core(std::string name, distribution d, element_ops ops);
+    /// arguments. `cut(living ranks)` gives the distribution, from the count
+    /// of ranks alive at creation, the same on every rank.
+    array_core(std::string name, std::function<distribution(int)> cut, element_ops ops);
     array_core(array_core&&) noexcept = default;
     array_core& operator=(array_core&&) noexcept = default;
     ~array_core();
@@ -63,6 +65,9 @@ public:
     /// The primary's rank after settling block b (-1: lost).
     int primary_of(int block) const;
     array_counters counters() const;
+    /// The blocks whose two copies hold different bytes (each compared
+    /// under its lock).
+    std::vector<int> differing_copies() const;
 
     struct impl;
 

@@ -1,0 +1,214 @@
+// Distributed arrays after real failures (SIGKILL, no spare ranks): the
+// survivors read every block (from the shadows of the dead), keep writing
+// to the dead ranks' blocks, make new shadows and survive a later failure;
+// a writer that dies in the middle of a put or a read_inc leaves both copies
+// whole and equal (the increment taken exactly once); when both copies of a
+// block are gone, an operation on it names the patch. Every survivor
+// compares the whole array with values computed alike everywhere, bit for
+// bit, and the lowest survivor prints what the arrays did (summed over the
+// survivors), for the CTest entry to match.
+// Run: mpiexec -n 4 test_pgas_failures --gtest_filter='*.one_failure'
+#include <rampart/comm/comm.hpp>
+#include <rampart/pgas/array.hpp>
+#include <rampart/pgas/barrier.hpp>
+#include <rampart/pgas/detail/kill_hook.hpp>
+#include <rampart/recovery/recovery.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+
+namespace pg = rampart::pgas;
+
+namespace {
+
+constexpr std::int64_t rows = 40, cols = 30;
+
+double value(std::int64_t i, std::int64_t j, int generation) {
+    return static_cast<double>(i * 1000 + j) * 0.5 + 0.25 + generation * 1e6;
+}
+
+std::vector<double> values(const pg::patch& p, int generation) {
+    std::vector<double> v;
+    for (auto i = p.lo[0]; i < p.hi[0]; ++i)
+        for (auto j = p.lo[1]; j < p.hi[1]; ++j) v.push_back(value(i, j, generation));
+    return v;
+}
+
+bool is_lost(int r) {
+    const auto lost = rampart::recovery::lost_ranks();
+    return std::find(lost.begin(), lost.end(), r) != lost.end();
+}
+
+int lowest_living() {
+    int r = 0;
+    while (is_lost(r)) ++r;
+    return r;
+}
+
+// Every living rank writes its share of rows with `generation` (the rows of
+// dead ranks fall to the lowest living one), once every rank has read the
+// generation before; then all sync.
+void fill(pg::array<double>& a, int generation) {
+    a.sync();
+    const int me = mpi_test::rank(), p = mpi_test::size();
+    for (std::int64_t i = 0; i < rows; ++i) {
+        int writer = static_cast<int>(i % p);
+        if (is_lost(writer)) writer = lowest_living();
+        if (writer != me) continue;
+        const pg::patch row{{i, 0}, {i + 1, cols}};
+        a.put(row, values(row, generation));
+    }
+    a.sync();
+}
+
+void expect_whole(const pg::array<double>& a, int generation) {
+    const auto whole = a.layout().whole();
+    EXPECT_EQ(mpi_test::byte_difference_of(a.get(whole).get(), values(whole, generation)), "")
+        << "rank " << mpi_test::rank() << ", generation " << generation;
+}
+
+// Every block has two copies on distinct living ranks.
+void expect_shadowed(const pg::array<double>& a) {
+    for (int b = 0; b < a.layout().blocks(); ++b) {
+        const auto h = a.holders(b);
+        EXPECT_TRUE(h[0] >= 0 && !is_lost(h[0])) << "block " << b << " primary " << h[0];
+        EXPECT_TRUE(h[1] >= 0 && !is_lost(h[1]) && h[1] != h[0]) << "block " << b << " shadow " << h[1];
+    }
+}
+
+// Sums the survivors' counters of `arrays` (through an array of its own) and
+// prints them on the lowest survivor.
+void report(const char* what, const std::vector<const pg::array<double>*>& arrays, const pg::array<long>& extra) {
+    pg::array<long> stats("stats", mpi_test::size() * 4);
+    pg::array_counters c = extra.counters();
+    for (auto* a : arrays) {
+        const auto k = a->counters();
+        c.promotions += k.promotions;
+        c.repairs += k.repairs;
+        c.reshadowed += k.reshadowed;
+        c.lost_blocks += k.lost_blocks;
+    }
+    const long me = mpi_test::rank();
+    stats.put(pg::patch::range(me * 4, me * 4 + 4),
+              std::vector<long>{static_cast<long>(c.promotions), static_cast<long>(c.repairs),
+                                static_cast<long>(c.reshadowed), static_cast<long>(c.lost_blocks)});
+    stats.sync();
+    long sum[4] = {};
+    for (int r = 0; r < mpi_test::size(); ++r) {
+        if (is_lost(r)) continue;
+        const auto v = stats.get(pg::patch::range(r * 4, r * 4 + 4)).get();
+        for (int k = 0; k < 4; ++k) sum[k] += v[static_cast<std::size_t>(k)];
+    }
+    if (me == lowest_living())
+        std::printf("pgas %s: %zu ranks lost, promotions %ld, repairs %ld, reshadowed %ld, lost blocks %ld\n", what,
+                    rampart::recovery::lost_ranks().size(), sum[0], sum[1], sum[2], sum[3]);
+}
+
+std::vector<long> exchange_pids() {
+    const int me = mpi_test::rank(), p = mpi_test::size();
+    pg::array<long> pids("pids", p);
+    pids.put(pg::patch::element(me), std::vector<long>{static_cast<long>(::getpid())});
+    pids.sync();
+    auto v = pids.get(pids.layout().whole()).get();
+    pids.destroy();
+    return v;
+}
+
+// The victims die together: the last kills the others and itself within
+// microseconds, long before anyone could notice and re-shadow.
+void kill_together(const std::vector<int>& victims) {
+    const auto pids = exchange_pids();
+    const int me = mpi_test::rank();
+    if (me == victims.back()) {
+        for (int d : victims)
+            if (d != me) ::kill(static_cast<pid_t>(pids[static_cast<std::size_t>(d)]), SIGKILL);
+        mpi_test::kill_ranks({me});
+    }
+    if (std::find(victims.begin(), victims.end(), me) != victims.end())
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    mpi_test::wait_for_lost(victims.size());
+}
+
+}  // namespace
+
+TEST(PgasFailures, one_failure) {
+    pg::array<double> a("data", rows, cols);
+    pg::array<long> counter("counter", 4);
+    fill(a, 0);
+    mpi_test::kill_ranks({1});
+    mpi_test::wait_for_lost(1);
+    expect_whole(a, 0);   // block 1 from its shadow
+    fill(a, 1);           // writes to the dead rank's block go to its shadow
+    expect_whole(a, 1);
+    counter.read_inc(1, 5);  // a counter in the dead rank's block
+    counter.sync();
+    EXPECT_EQ(counter.get(pg::patch::element(1)).get().at(0), 5 * (mpi_test::size() - 1));
+    a.reshadow();
+    counter.reshadow();
+    expect_shadowed(a);
+    a.sync();
+    report("one_failure", {&a}, counter);
+}
+
+TEST(PgasFailures, two_failures) {
+    pg::array<double> a("data", rows, cols);
+    pg::array<long> counter("counter", 4);
+    fill(a, 0);
+    kill_together({1, 3});  // not one primary/shadow pair: every block keeps a copy
+    expect_whole(a, 0);
+    fill(a, 2);
+    expect_whole(a, 2);
+    a.reshadow();
+    expect_shadowed(a);
+    a.sync();
+    report("two_failures", {&a}, counter);
+}
+
+TEST(PgasFailures, reshadow_then_failure) {
+    pg::array<double> a("data", rows, cols);
+    pg::array<long> counter("counter", 4);
+    fill(a, 0);
+    mpi_test::kill_ranks({1});
+    mpi_test::wait_for_lost(1);
+    a.reshadow();  // block 1 now on rank 2 (its old shadow) and a new shadow
+    a.sync();
+    mpi_test::kill_ranks({2});  // without the new shadow, block 1 would be lost now
+    mpi_test::wait_for_lost(2);
+    expect_whole(a, 0);
+    fill(a, 3);
+    expect_whole(a, 3);
+    report("reshadow_then_failure", {&a}, counter);
+}
+
+TEST(PgasFailures, both_copies_lost) {
+    pg::array<double> a("data", rows, cols);
+    pg::array<long> counter("counter", 4);
+    fill(a, 0);
+    kill_together({1, 2});  // block 1: primary on 1, shadow on 2
+    const pg::patch block1 = a.layout().block_patch(1);
+    try {
+        (void)a.get(a.layout().whole());
+        ADD_FAILURE() << "a get of the whole array should name the lost block";
+    } catch (const pg::data_lost& e) {
+        EXPECT_EQ(e.block(), 1);
+        EXPECT_EQ(e.lost_patch(), block1);
+        EXPECT_NE(std::string(e.what()).find(block1.text()), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(a.put(block1, values(block1, 4)), pg::data_lost);
+    // The other blocks are whole.
+    for (int b = 0; b < a.layout().blocks(); ++b) {
+        if (b == 1) continue;
+        const auto p = a.layout().block_patch(b);
+        EXPECT_EQ(mpi_test::byte_difference_of(a.get(p).get(), values(p, 0)), "") << "block " << b;
+    }
+    a.sync();
+    report("both_copies_lost", {&a}, counter);
+}
