@@ -212,3 +212,74 @@ TEST(PgasFailures, both_copies_lost) {
     a.sync();
     report("both_copies_lost", {&a}, counter);
 }
+
+namespace {
+
+// Rank 1 dies at `step` of its put of block 2 (primary on rank 2, shadow on
+// rank 3); later rank 2 dies too, so that the survivors read the shadow.
+// Both copies must hold the put entirely (died between the copies: the put
+// is completed) or not at all (died in the primary: it is undone).
+void put_dies(const std::string& step) {
+    pg::array<double> a("data", rows, cols);
+    pg::array<long> counter("counter", 4);
+    fill(a, 0);
+    const pg::patch block2 = a.layout().block_patch(2);
+    if (mpi_test::rank() == 1) {
+        pg::detail::kill_during_write(step, 1, 2);
+        a.put(block2, values(block2, 5));
+        ADD_FAILURE() << "rank 1 should have died in its put";
+    }
+    mpi_test::wait_for_lost(1);
+    const int want = step == "between" ? 5 : 0;
+    auto expect_all = [&] {
+        const auto whole = a.layout().whole();
+        auto v = values(whole, 0);
+        const auto in2 = values(block2, want);
+        std::size_t k = 0;
+        for (auto i = block2.lo[0]; i < block2.hi[0]; ++i)
+            for (auto j = block2.lo[1]; j < block2.hi[1]; ++j) v[static_cast<std::size_t>(i * cols + j)] = in2[k++];
+        EXPECT_EQ(mpi_test::byte_difference_of(a.get(whole).get(), v), "") << "rank " << mpi_test::rank();
+    };
+    expect_all();
+    EXPECT_EQ(a.differing_copies(), std::vector<int>{});
+    report(("put_dies_" + step).c_str(), {&a}, counter);  // while the rank that mended block 2 lives
+    a.sync();
+    mpi_test::kill_ranks({2});
+    mpi_test::wait_for_lost(2);
+    expect_all();  // block 2 from its shadow now
+    a.sync();
+}
+
+// Rank 1 dies at `step` of a read_inc of element 2 (block 2: primary on
+// rank 2, shadow on rank 3); the survivors add 1 each; then rank 2 dies.
+// The increment of 7 counts exactly once when the primary was written, not
+// at all when it died before.
+void read_inc_dies(const std::string& step) {
+    pg::array<double> a("data", rows, cols);
+    pg::array<long> counter("counter", 4);
+    counter.sync();
+    if (mpi_test::rank() == 1) {
+        pg::detail::kill_during_write(step, 1, 2);
+        counter.read_inc(2, 7);
+        ADD_FAILURE() << "rank 1 should have died in its read_inc";
+    }
+    mpi_test::wait_for_lost(1);
+    counter.read_inc(2, 1);
+    counter.sync();
+    const long want = (step == "between" ? 7 : 0) + (mpi_test::size() - 1);
+    EXPECT_EQ(counter.get(pg::patch::element(2)).get().at(0), want);
+    EXPECT_EQ(counter.differing_copies(), std::vector<int>{});
+    report(("read_inc_dies_" + step).c_str(), {&a}, counter);
+    counter.sync();
+    mpi_test::kill_ranks({2});
+    mpi_test::wait_for_lost(2);
+    EXPECT_EQ(counter.get(pg::patch::element(2)).get().at(0), want);  // from the shadow
+    counter.sync();
+}
+
+}  // namespace
+
+TEST(PgasFailures, put_dies_in_primary) { put_dies("in_primary"); }
+TEST(PgasFailures, put_dies_between) { put_dies("between"); }
+TEST(PgasFailures, read_inc_dies_in_primary) { read_inc_dies("in_primary"); }
+TEST(PgasFailures, read_inc_dies_between) { read_inc_dies("between"); }
