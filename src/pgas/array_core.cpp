@@ -115,7 +115,7 @@ void lay_out(array_core::impl& a, const std::vector<char>& alive) {
         throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' has " + std::to_string(blocks) +
                                         " blocks, more than the living ranks");
     std::vector<int> shadow(static_cast<std::size_t>(blocks));
-    for (int b = 0; b < blocks; ++b) shadow[b] = shadow_host(a.owner[b], a.node_of, alive);
+    for (int b = 0; b < blocks; ++b) shadow[b] = a.shadows ? shadow_host(a.owner[b], a.node_of, alive) : -1;
     a.header_offset.assign(static_cast<std::size_t>(blocks), 0);
     std::vector<std::size_t> size(static_cast<std::size_t>(a.p), 0), prim(a.header_offset), shad(prim);
     for (int b = 0; b < blocks; ++b) a.header_offset[b] = std::exchange(size[a.owner[b]], size[a.owner[b]] + sizeof(block_header));
@@ -135,9 +135,10 @@ void lay_out(array_core::impl& a, const std::vector<char>& alive) {
 
 }  // namespace
 
-array_core::array_core(std::string name, std::function<distribution(int)> cut, element_ops ops)
+array_core::array_core(std::string name, std::function<distribution(int)> cut, element_ops ops, bool shadows)
     : impl_(std::make_shared<impl>(std::move(name), ops)) {
     impl& a = *impl_;
+    a.shadows = shadows;
     if (a.p > place::max_ranks) throw rampart::invalid_argument("rampart::pgas: more than 65535 ranks");
     a.uid = arrays_created.fetch_add(1) + 1;
     const auto alive = learn_ranks(a);
@@ -145,14 +146,19 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
     lay_out(a, alive);
     a.svc.barrier();  // every segment exists before anyone maps one
     for (int r = 0; r < a.p; ++r)
-        if (alive[static_cast<std::size_t>(r)] && r != a.me && a.svc.dead(r)) {
+        if (alive[static_cast<std::size_t>(r)] && r != a.me) {
             try {
                 a.base(r, 0);
             } catch (const rampart::error&) {
+                if (!a.svc.dead(r)) throw;
                 throw rampart::error("rampart::pgas: array '" + a.name + "': rank " + std::to_string(r) +
                                      " died while the array was created");
             }
         }
+    // Every rank has mapped every segment 0: the names can go, so that a
+    // job that dies leaves nothing behind in /dev/shm.
+    a.svc.barrier();
+    shared_segment::unlink(segment_name(::getpid(), a.uid, 0));
     std::weak_ptr<impl> weak = impl_;
     a.repairs_job = a.svc.on_deaths([weak] {
         if (auto s = weak.lock()) {
@@ -184,7 +190,7 @@ void array_core::destroy() {
     a.svc.barrier();  // nobody uses the array any more
     a.gone.store(true);
     a.repairs_job.reset();  // waits for a repair under way
-    for (int seg = 0; seg < static_cast<int>(a.own.size()); ++seg)
+    for (int seg = 1; seg < static_cast<int>(a.own.size()); ++seg)
         shared_segment::unlink(segment_name(::getpid(), a.uid, seg));
     // The lowest living rank removes the names of the dead ranks' segments.
     int lowest = 0;
@@ -193,7 +199,7 @@ void array_core::destroy() {
         for (int r = 0; r < a.p; ++r)
             if (a.svc.dead(r) && a.pids[static_cast<std::size_t>(r)] != 0)
                 for (int seg = 0; seg < place::max_segments; ++seg)
-                    if (!shared_segment::unlink(segment_name(a.pids[static_cast<std::size_t>(r)], a.uid, seg))) break;
+                    shared_segment::unlink(segment_name(a.pids[static_cast<std::size_t>(r)], a.uid, seg));
     std::lock_guard l(a.map_m);
     for (std::size_t i = 0; i < static_cast<std::size_t>(a.p) * place::max_segments; ++i) a.bases[i].store(nullptr);
     a.mapped.clear();

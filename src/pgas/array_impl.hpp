@@ -21,6 +21,7 @@ struct array_core::impl {
     std::string name;
     distribution dist;
     element_ops ops;
+    bool shadows = true;                      // keep a second copy of every block
     std::uint64_t uid = 0;
     pgas_service& svc;
     int me = 0, p = 1;

@@ -146,11 +146,15 @@ void array_core::acc(const patch& p, const void* data, const void* alpha) {
     for (int b : a.dist.blocks_of(p)) {
         const patch block = a.dist.block_patch(b), q = intersect(p, block);
         write_block(a, p, b, q, [&](char* copy, const patch& part) {
-            for (std::int64_t i = part.lo[0]; i < part.hi[0]; ++i) {
+            // Whole rows in both layouts (every 1-D patch) are one run.
+            const bool one_run = part.cols() == p.cols() && part.cols() == block.cols();
+            const std::int64_t runs = one_run ? 1 : part.rows(), run = one_run ? part.elements() : part.cols();
+            for (std::int64_t k = 0; k < runs; ++k) {
+                const std::int64_t i = part.lo[0] + k;
                 const auto from = static_cast<std::size_t>((i - p.lo[0]) * p.cols() + (part.lo[1] - p.lo[1])) * es;
                 const auto to =
                     static_cast<std::size_t>((i - block.lo[0]) * block.cols() + (part.lo[1] - block.lo[1])) * es;
-                a.ops.acc(copy + to, src + from, static_cast<std::size_t>(part.cols()), alpha);
+                a.ops.acc(copy + to, src + from, static_cast<std::size_t>(run), alpha);
             }
         });
     }

@@ -19,6 +19,12 @@ namespace rampart::pgas::detail {
 
 void copy_rows(const patch& q, const patch& a, const char* from, const patch& b, char* to, std::size_t es) {
     const auto row_bytes = static_cast<std::size_t>(q.cols()) * es;
+    if (q.cols() == a.cols() && q.cols() == b.cols()) {  // whole rows in both: one run (every 1-D patch)
+        const auto src = static_cast<std::size_t>((q.lo[0] - a.lo[0]) * a.cols()) * es;
+        const auto dst = static_cast<std::size_t>((q.lo[0] - b.lo[0]) * b.cols()) * es;
+        std::memcpy(to + dst, from + src, row_bytes * static_cast<std::size_t>(q.rows()));
+        return;
+    }
     for (std::int64_t i = q.lo[0]; i < q.hi[0]; ++i) {
         const auto src = static_cast<std::size_t>((i - a.lo[0]) * a.cols() + (q.lo[1] - a.lo[1])) * es;
         const auto dst = static_cast<std::size_t>((i - b.lo[0]) * b.cols() + (q.lo[1] - b.lo[1])) * es;
@@ -133,6 +139,7 @@ std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
 // deaths) get a copy in a new segment of this rank. Returns how many.
 int array_core::impl::reshadow_mine() {
     std::lock_guard one(reshadow_m);
+    if (!shadows) return 0;
     const auto alive_now = svc.alive();
     auto host_for = [&](int b) {
         auto& h = header(b);
@@ -172,6 +179,7 @@ int array_core::impl::reshadow_mine() {
 }
 
 bool array_core::impl::every_block_shadowed() const {
+    if (!shadows) return true;
     const auto alive_now = svc.alive();
     for (int b = 0; b < dist.blocks(); ++b) {
         auto& h = header(b);

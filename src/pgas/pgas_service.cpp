@@ -40,6 +40,7 @@ pgas_service::pgas_service() : me_(comm::rank()), p_(comm::size()) {
     for (int r : recovery::lost_ranks()) dead_[static_cast<std::size_t>(r)].store(1);
     worker_ = std::thread([this] { run_jobs(); });
     attach();
+    start_mailboxes();
 }
 
 pgas_service::~pgas_service() {
@@ -65,6 +66,11 @@ void pgas_service::send_to(int dest, const std::vector<char>& message) {
 }
 
 std::vector<std::vector<char>> pgas_service::exchange(std::uint64_t key, std::vector<char> mine) {
+    busy(1);  // the engine polls without pausing while this rank waits
+    struct idle_again {
+        pgas_service& s;
+        ~idle_again() { s.busy(-1); }
+    } after{*this};
     const auto message = encode({head::magic_value, kind::exchange, key, 0, 0}, mine);
     {
         std::lock_guard l(m_);
@@ -86,51 +92,8 @@ std::vector<std::vector<char>> pgas_service::exchange(std::uint64_t key, std::ve
         if (!part.empty()) part.pop_back();  // the byte that marks a part as given
     out[static_cast<std::size_t>(me_)] = std::move(mine);
     exchanged_.erase(key);
-    exchanges_done_ = std::max(exchanges_done_, key);
+    exchanges_done_ = std::max(exchanges_done_, key + 1);
     return out;
-}
-
-bool pgas_service::step_done(std::uint64_t seq, int k) {
-    if (!other_half_alive(me_, k, alive())) return true;
-    auto it = steps_seen_.find(seq);
-    if (it == steps_seen_.end()) return false;
-    for (auto [step, source] : it->second)
-        if (step == k && in_other_half(me_, k, source)) return true;
-    return false;
-}
-
-void pgas_service::send_steps(std::uint64_t seq, int upto_step) {
-    const auto a = alive();
-    for (int k = 0; k <= upto_step; ++k) {
-        const auto message = encode({head::magic_value, kind::barrier, seq, static_cast<std::uint32_t>(k), 0});
-        for (int peer : hypercube_peers(me_, k, a))
-            if (peer < p_) send_to(peer, message);
-    }
-}
-
-void pgas_service::barrier() {
-    const int steps = hypercube_steps(p_);
-    std::unique_lock l(m_);
-    const std::uint64_t seq = barrier_seq_;
-    for (int k = 0; k < steps; ++k) {
-        barrier_step_ = k;
-        std::uint64_t seen = deaths();
-        l.unlock();
-        send_steps(seq, k);
-        l.lock();
-        while (!step_done(seq, k)) {
-            cv_.wait(l);
-            if (deaths() != seen) {  // new peers (substitutes of the dead): tell them every step so far
-                seen = deaths();
-                l.unlock();
-                send_steps(seq, k);
-                l.lock();
-            }
-        }
-    }
-    barrier_seq_ = seq + 1;
-    barrier_step_ = steps;
-    steps_seen_.erase(steps_seen_.begin(), steps_seen_.lower_bound(seq + 1));
 }
 
 void pgas_service::on_message(int source, std::vector<char>&& bytes, std::size_t offset) {
@@ -141,7 +104,7 @@ void pgas_service::on_message(int source, std::vector<char>&& bytes, std::size_t
         return;
     }
     if (d->h.what == kind::exchange) {
-        if (d->h.key <= exchanges_done_) return;  // sent again after a recovery: had it
+        if (d->h.key < exchanges_done_) return;  // sent again after a recovery: had it
         auto& got = exchanged_[d->h.key];
         if (got.size() < static_cast<std::size_t>(p_)) got.resize(static_cast<std::size_t>(p_));
         // An empty part is sent as one byte more: "given" must differ from "not yet".
@@ -185,7 +148,7 @@ void pgas_service::resend_after_recovery() {
     {
         std::lock_guard l(m_);
         parts = my_parts_;
-        last_barrier = barrier_seq_;
+        last_barrier = barrier_seq_.load();
     }
     for (auto& [key, mine] : parts) {
         const auto message = encode({head::magic_value, kind::exchange, key, 0, 0}, mine);
@@ -195,7 +158,10 @@ void pgas_service::resend_after_recovery() {
     // The barrier that ended here last: others may still wait in it, for
     // this rank as the substitute of a dead one. (The barrier under way is
     // sent again by the thread waiting in it.)
-    if (last_barrier > 0) send_steps(last_barrier - 1, hypercube_steps(p_) - 1);
+    if (last_barrier > 0 && !mail_) post_steps(last_barrier - 1, 0, hypercube_steps(p_) - 1);
+    if (mail_)
+        for (int r = 0; r < p_; ++r)
+            if (dead(r)) mail_->forget_name_of(r);
 }
 
 std::shared_ptr<void> pgas_service::on_deaths(std::function<void()> job) {

@@ -9,6 +9,8 @@
 
 #include <rampart/comm/service.hpp>
 
+#include "barrier_mailboxes.hpp"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -57,11 +59,14 @@ public:
     ~pgas_service() override;
 
 private:
+    struct busy_while;
     pgas_service();
     void send_to(int dest, const std::vector<char>& message);
     void resend_after_recovery();
-    void send_steps(std::uint64_t seq, int upto_step);
+    void start_mailboxes();
+    void post_steps(std::uint64_t seq, int from_step, int upto_step);
     bool step_done(std::uint64_t seq, int k);
+    void wait_step(std::uint64_t seq, int k);
     void run_jobs();
 
     int me_ = 0, p_ = 1;
@@ -74,10 +79,10 @@ private:
     std::map<std::uint64_t, std::vector<std::vector<char>>> exchanged_;  // key -> bytes by rank
     std::map<std::uint64_t, std::vector<char>> my_parts_;                // the last exchanges' own parts
     std::map<std::uint64_t, std::set<std::pair<int, int>>> steps_seen_;  // barrier -> (step, source)
-    std::uint64_t barrier_seq_ = 0;     // barriers begun here
-    int barrier_step_ = 0;              // steps of the current barrier completed here
+    std::atomic<std::uint64_t> barrier_seq_{0};  // barriers ended here
+    std::unique_ptr<barrier_mailboxes> mail_;    // on one node; else the barrier sends messages
     std::uint64_t malformed_ = 0;
-    std::uint64_t exchanges_done_ = 0;  // the keys up to this one ended here (0: none yet)
+    std::uint64_t exchanges_done_ = 0;  // the keys below this one ended here
 
     std::mutex jobs_m_;
     std::condition_variable jobs_cv_;

@@ -65,21 +65,25 @@ class array {
 
 public:
     /// A 1-D array of n elements, cut evenly over the living ranks.
-    array(std::string name, std::int64_t n)
+    ///
+    ///     rampart::pgas::array<long> counter("tasks", 1);
+    array(std::string name, std::int64_t n, array_options o = {})
         : core_(
               std::move(name), [n](int ranks) { return distribution::even({n}, ranks); },
-              detail::element_ops_of<T>()) {}
+              detail::element_ops_of<T>(), o.shadows) {}
     /// A 2-D array of rows x cols, on a grid of blocks as square as the
     /// count of living ranks allows.
-    array(std::string name, std::int64_t rows, std::int64_t cols)
+    array(std::string name, std::int64_t rows, std::int64_t cols, array_options o = {})
         : core_(
               std::move(name), [rows, cols](int ranks) { return distribution::even({rows, cols}, ranks); },
-              detail::element_ops_of<T>()) {}
+              detail::element_ops_of<T>(), o.shadows) {}
     /// An array cut as `d` says (distribution::blocked or ::irregular), with
     /// at most as many blocks as living ranks.
-    array(std::string name, distribution d)
+    ///
+    ///     rampart::pgas::array<float> m("m", rampart::pgas::distribution::blocked({512, 512}, {128, 512}, 4));
+    array(std::string name, distribution d, array_options o = {})
         : core_(
-              std::move(name), [d](int) { return d; }, detail::element_ops_of<T>()) {}
+              std::move(name), [d](int) { return d; }, detail::element_ops_of<T>(), o.shadows) {}
 
     array(array&&) noexcept = default;
     array& operator=(array&&) noexcept = default;

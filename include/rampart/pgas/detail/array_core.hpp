@@ -24,6 +24,14 @@ struct array_counters {
     std::uint64_t lost_blocks = 0;  ///< blocks found with every copy gone
 };
 
+/// How an array is kept.
+struct array_options {
+    /// A second copy of every block on another rank (the default). Without
+    /// it a rank's death loses its blocks: for scratch data that the
+    /// program can compute again, at half the cost of a write.
+    bool shadows = true;
+};
+
 namespace detail {
 
 struct element_ops {
@@ -39,7 +47,7 @@ public:
     /// Collective: every living rank creates the array with the same
     /// arguments. `cut(living ranks)` gives the distribution, from the count
     /// of ranks alive at creation, the same on every rank.
-    array_core(std::string name, std::function<distribution(int)> cut, element_ops ops);
+    array_core(std::string name, std::function<distribution(int)> cut, element_ops ops, bool shadows);
     array_core(array_core&&) noexcept = default;
     array_core& operator=(array_core&&) noexcept = default;
     ~array_core();
