@@ -102,10 +102,9 @@ bool pgas_service::step_done(std::uint64_t seq, int k) {
     return false;
 }
 
-// Until step k is done. A death may give this rank new peers (it became a
-// substitute): it tells them every step so far.
-void pgas_service::wait_step(std::uint64_t seq, int k) {
-    std::uint64_t seen = deaths();
+// Until step k is done. A death learnt of after `seen` may give this rank
+// new peers (it became a substitute): it tells them every step so far.
+void pgas_service::wait_step(std::uint64_t seq, int k, std::uint64_t seen) {
     for (int polls = 0; !step_done(seq, k); ++polls) {
         if (deaths() != seen) {
             seen = deaths();
@@ -125,8 +124,9 @@ void pgas_service::barrier() {
     if (!mail_) busy(1);  // the engine polls without pausing while messages are awaited
     const std::uint64_t seq = barrier_seq_.load();
     for (int k = 0; k < steps; ++k) {
+        const std::uint64_t seen = deaths();  // before the peers are chosen: a death after it is noticed
         post_steps(seq, k, k);
-        wait_step(seq, k);
+        wait_step(seq, k, seen);
     }
     barrier_seq_.store(seq + 1);
     if (mail_) {

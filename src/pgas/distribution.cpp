@@ -59,11 +59,20 @@ distribution distribution::even(const std::vector<std::int64_t>& extents, int ra
     const auto ext = checked_extents(extents);
     check_ranks(1, ranks);
     if (extents.size() == 1) return {1, ext, {even_starts(ext[0], ranks), {0}}};
-    // The most square grid rows x cols = ranks with rows >= cols (as
-    // MPI_Dims_create), each side at most its extent.
-    std::int64_t cols = static_cast<std::int64_t>(std::sqrt(static_cast<double>(ranks)));
-    while (cols > 1 && ranks % cols != 0) --cols;
-    std::int64_t rows = ranks / cols;
+    // The grid rows x cols with the most blocks (at most `ranks`, each side
+    // at most its extent), and among those the most square blocks.
+    std::int64_t rows = 1, cols = 1;
+    double best = -1;
+    for (std::int64_t c = 1; c <= std::min<std::int64_t>(ranks, ext[1]); ++c) {
+        const std::int64_t r = std::min<std::int64_t>(ranks / c, ext[0]);
+        const double squareness = -std::abs(static_cast<double>(ext[0]) / static_cast<double>(r) -
+                                            static_cast<double>(ext[1]) / static_cast<double>(c));
+        if (r * c > rows * cols || (r * c == rows * cols && squareness > best)) {
+            rows = r;
+            cols = c;
+            best = squareness;
+        }
+    }
     return {2, ext, {even_starts(ext[0], rows), even_starts(ext[1], cols)}};
 }
 

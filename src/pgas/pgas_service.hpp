@@ -66,7 +66,7 @@ private:
     void start_mailboxes();
     void post_steps(std::uint64_t seq, int from_step, int upto_step);
     bool step_done(std::uint64_t seq, int k);
-    void wait_step(std::uint64_t seq, int k);
+    void wait_step(std::uint64_t seq, int k, std::uint64_t seen);
     void run_jobs();
 
     int me_ = 0, p_ = 1;
