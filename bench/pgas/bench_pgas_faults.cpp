@@ -47,7 +47,7 @@ json fault_experiment(const options& o) {
     const int p = rampart::comm::size(), me = rampart::comm::rank();
     const auto per_block = static_cast<std::int64_t>(o.bytes / 8);
     pg::array<double> ring("ring", per_block * p);
-    pg::array<double> rows("latencies", p, o.iterations, pg::array_options{false});
+    pg::array<double> rows("latencies", p, o.iterations);
     const int next = (me + 1) % p;
     const auto q = pg::patch::range(next * per_block, (next + 1) * per_block);
     std::vector<double> buf(static_cast<std::size_t>(per_block), 1.0), lat;
@@ -87,7 +87,7 @@ json fault_experiment(const options& o) {
 json detection(const options& o) {
     const int p = rampart::comm::size(), me = rampart::comm::rank();
     pg::array<std::int64_t> clock("kill_clock", p);
-    pg::array<double> rows("noticed", p, 1, pg::array_options{false});
+    pg::array<double> rows("noticed", p, 1);
     pg::barrier();
     if (me == o.kill_rank) {
         clock.put(pg::patch::element(me), std::vector<std::int64_t>{now_ns()});

@@ -10,8 +10,8 @@
 //     ...                                                    // a rank dies
 //     std::vector<char> back = s.load({{dead_first, dead_count}});
 
-#include <rampart/resilience/errors.hpp>
 #include <rampart/store/placement.hpp>
+#include <rampart/task/errors.hpp>
 
 #include <cstddef>
 #include <cstdint>
