@@ -158,7 +158,7 @@ void pgas_service::resend_after_recovery() {
     // The barrier that ended here last: others may still wait in it, for
     // this rank as the substitute of a dead one. (The barrier under way is
     // sent again by the thread waiting in it.)
-    if (last_barrier > 0 && !mail_) post_steps(last_barrier - 1, 0, hypercube_steps(p_) - 1);
+    if (last_barrier > 0) post_steps(last_barrier - 1, 0, hypercube_steps(p_) - 1);
     if (mail_)
         for (int r = 0; r < p_; ++r)
             if (dead(r)) mail_->forget_name_of(r);

@@ -1,7 +1,8 @@
 // The task pool (see rampart/pgas/task_pool.hpp). First every task is
 // taken once from the counter. Then, in rounds, the living ranks meet in the
 // fault-tolerant barrier, read which tasks are not done (the tasks of ranks
-// that died) and share them out; the pool ends when a round finds none.
+// that died), meet again (so that all have read the same flags) and share
+// them out; the pool ends when a round finds none.
 // Ranks that see different deaths in a round may run a task twice or not at
 // all; the next round sees what is still not done, and a round in which
 // nobody new died shares out alike on every rank.
@@ -33,6 +34,10 @@ void task_pool::done(std::int64_t task) {
 void task_pool::share_out_orphans() {
     barrier();  // every living rank has marked done what it did
     const auto flags = done_.get(done_.layout().whole()).get();
+    // Every rank has read the same flags before anyone does a task of this
+    // round (else a fast rank's "done" could end the pool for a slow reader
+    // only).
+    barrier();
     std::vector<std::int64_t> orphans;
     for (std::int64_t t = 0; t < tasks_; ++t)
         if (!flags[static_cast<std::size_t>(t)]) orphans.push_back(t);
