@@ -41,20 +41,21 @@ double input(const options& o, int which, std::int64_t i, std::int64_t j) {
     return static_cast<double>(bits >> 11) * 0x1.0p-53 - 0.5;
 }
 
-// Every rank writes the blocks of A and B whose primary it holds.
+// The blocks of A and B are written as tasks of a pool, so that the blocks
+// of a rank that dies before it wrote them are written by another.
 void fill(const options& o, pg::array<double>& a, pg::array<double>& b) {
-    for (int which = 0; which < 2; ++which) {
+    const int blocks = a.layout().blocks();
+    pg::task_pool pool("fill", 2 * blocks);
+    while (auto t = pool.next()) {
+        const int which = static_cast<int>(*t / blocks);
         auto& m = which == 0 ? a : b;
-        for (int blk = 0; blk < m.layout().blocks(); ++blk) {
-            if (m.primary_of(blk) != rampart::comm::rank()) continue;
-            const auto p = m.layout().block_patch(blk);
-            std::vector<double> v;
-            for (auto i = p.lo[0]; i < p.hi[0]; ++i)
-                for (auto j = p.lo[1]; j < p.hi[1]; ++j) v.push_back(input(o, which, i, j));
-            m.put(p, v);
-        }
+        const auto p = m.layout().block_patch(static_cast<int>(*t % blocks));
+        std::vector<double> v;
+        for (auto i = p.lo[0]; i < p.hi[0]; ++i)
+            for (auto j = p.lo[1]; j < p.hi[1]; ++j) v.push_back(input(o, which, i, j));
+        m.put(p, v);
+        pool.done(*t);
     }
-    a.sync();
 }
 
 // C's tile (ti, tj) = A's row panel times B's column panel, k ascending.

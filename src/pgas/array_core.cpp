@@ -37,6 +37,25 @@ std::uint64_t this_node() {
 
 std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
 
+// The first 64 bytes of a rank's segment 0: what it was made for. A rank
+// that reads another's stamp learns whether that rank made its memory, and
+// from the same view of the ranks (see try_create).
+struct stamp {
+    std::uint64_t magic;
+    std::uint64_t uid;
+    std::uint64_t view;
+    static constexpr std::uint64_t magic_value = 0x5241'4d50'5047'4153;  // "RAMPPGAS"
+};
+constexpr std::size_t stamp_bytes = 64;
+
+// A hash of what the layout rests on: the ranks in it and their processes.
+std::uint64_t view_of(const array_core::impl& a, const std::vector<char>& alive) {
+    std::string key(alive.begin(), alive.end());
+    for (auto pid : a.pids) key += std::to_string(pid) + ",";
+    key += std::to_string(a.dist.blocks());
+    return std::hash<std::string>{}(key) | 1;
+}
+
 struct creation_part {
     std::int64_t pid;
     std::uint64_t node;
@@ -117,7 +136,8 @@ void lay_out(array_core::impl& a, const std::vector<char>& alive) {
     std::vector<int> shadow(static_cast<std::size_t>(blocks));
     for (int b = 0; b < blocks; ++b) shadow[b] = a.shadows ? shadow_host(a.owner[b], a.node_of, alive) : -1;
     a.header_offset.assign(static_cast<std::size_t>(blocks), 0);
-    std::vector<std::size_t> size(static_cast<std::size_t>(a.p), 0), prim(a.header_offset), shad(prim);
+    static_assert(sizeof(stamp) <= stamp_bytes);
+    std::vector<std::size_t> size(static_cast<std::size_t>(a.p), stamp_bytes), prim(a.header_offset), shad(prim);
     for (int b = 0; b < blocks; ++b) a.header_offset[b] = std::exchange(size[a.owner[b]], size[a.owner[b]] + sizeof(block_header));
     for (int b = 0; b < blocks; ++b) prim[b] = std::exchange(size[a.owner[b]], size[a.owner[b]] + align64(a.block_bytes(b)));
     for (int b = 0; b < blocks; ++b)
@@ -131,6 +151,50 @@ void lay_out(array_core::impl& a, const std::vector<char>& alive) {
         h.primary = place{a.me, 0, prim[b]}.word();
         h.shadow = shadow[b] >= 0 ? place{shadow[b], 0, shad[b]}.word() : 0;
     }
+    const stamp st{stamp::magic_value, a.uid, view_of(a, alive)};
+    std::memcpy(a.own[0].data(), &st, sizeof st);
+}
+
+// Whether every other rank of the layout made its memory from the same view.
+bool same_view_everywhere(array_core::impl& a, const std::vector<char>& alive) {
+    const auto mine = view_of(a, alive);
+    for (int r = 0; r < a.p; ++r) {
+        if (!alive[static_cast<std::size_t>(r)] || r == a.me) continue;
+        try {
+            stamp st{};
+            std::memcpy(&st, a.base(r, 0), sizeof st);
+            if (st.magic != stamp::magic_value || st.uid != a.uid || st.view != mine) return false;
+        } catch (const rampart::error&) {
+            return false;  // it died before it made its memory
+        }
+    }
+    return true;
+}
+
+// One attempt at creating the array. It fails, alike on every rank, when a
+// rank died during the exchange, seen by some ranks and not by others, or
+// before it made its memory: every rank then finds a missing or different
+// stamp on some rank (every living rank is in every rank's layout).
+bool try_create(array_core::impl& a, const std::function<distribution(int)>& cut) {
+    a.uid = arrays_created.fetch_add(1) + 1;
+    const auto alive = learn_ranks(a);
+    a.dist = cut(static_cast<int>(std::count(alive.begin(), alive.end(), 1)));
+    lay_out(a, alive);
+    a.svc.barrier();  // every segment exists before anyone maps one
+    const bool ok = same_view_everywhere(a, alive);
+    // Every rank has mapped every segment 0 (or found it missing): the names
+    // can go, so that a job that dies leaves nothing behind in /dev/shm.
+    a.svc.barrier();
+    shared_segment::unlink(segment_name(::getpid(), a.uid, 0));
+    if (ok) return true;
+    for (int r = 0; r < a.p; ++r)
+        if (a.svc.dead(r) && a.pids[static_cast<std::size_t>(r)] != 0)
+            shared_segment::unlink(segment_name(a.pids[static_cast<std::size_t>(r)], a.uid, 0));
+    std::lock_guard l(a.map_m);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(a.p) * place::max_segments; ++i) a.bases[i].store(nullptr);
+    a.mapped.clear();
+    a.own.clear();
+    return false;
 }
 
 }  // namespace
@@ -140,25 +204,11 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
     impl& a = *impl_;
     a.shadows = shadows;
     if (a.p > place::max_ranks) throw rampart::invalid_argument("rampart::pgas: more than 65535 ranks");
-    a.uid = arrays_created.fetch_add(1) + 1;
-    const auto alive = learn_ranks(a);
-    a.dist = cut(static_cast<int>(std::count(alive.begin(), alive.end(), 1)));
-    lay_out(a, alive);
-    a.svc.barrier();  // every segment exists before anyone maps one
-    for (int r = 0; r < a.p; ++r)
-        if (alive[static_cast<std::size_t>(r)] && r != a.me) {
-            try {
-                a.base(r, 0);
-            } catch (const rampart::error&) {
-                if (!a.svc.dead(r)) throw;
-                throw rampart::error("rampart::pgas: array '" + a.name + "': rank " + std::to_string(r) +
-                                     " died while the array was created");
-            }
-        }
-    // Every rank has mapped every segment 0: the names can go, so that a
-    // job that dies leaves nothing behind in /dev/shm.
-    a.svc.barrier();
-    shared_segment::unlink(segment_name(::getpid(), a.uid, 0));
+    constexpr int attempts = 4;
+    for (int attempt = 1; !try_create(a, cut); ++attempt)
+        if (attempt == attempts)
+            throw rampart::error("rampart::pgas: array '" + a.name + "' could not be created: ranks died during " +
+                                 std::to_string(attempts) + " attempts");
     std::weak_ptr<impl> weak = impl_;
     a.repairs_job = a.svc.on_deaths([weak] {
         if (auto s = weak.lock()) {
