@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     if (rampart::apps::prints()) {
         const auto dead = pg::dead_ranks();
         std::string line = "matmul: n " + std::to_string(o.n) + ", tile " + std::to_string(o.tile) + ", checksum " + sum;
-        nlohmann::ordered_json j{{"program", "matmul"}, {"n", o.n}, {"tile", o.tile}, {"ranks_lost", dead.size()},
+        nlohmann::ordered_json j{{"program", "matmul"}, {"n", o.n}, {"tile", o.tile}, {"dead_ranks", dead},
                                  {"checksum", sum}};
         if (o.verify) {
             const bool same = verify(o, c);

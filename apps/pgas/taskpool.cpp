@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
         rampart::apps::finish("taskpool: " + std::to_string(o.tasks) + " tasks on " +
                                   std::to_string(rampart::comm::size() - static_cast<int>(dead.size())) +
                                   " living ranks, checksum " + sum,
-                              {{"program", "taskpool"}, {"tasks", o.tasks}, {"ranks_lost", dead.size()},
+                              {{"program", "taskpool"}, {"tasks", o.tasks}, {"dead_ranks", dead},
                                {"checksum", sum}},
                               o.json);
     }

@@ -42,4 +42,10 @@
 #include <rampart/recovery/recovery.hpp>
 #include <rampart/store/checkpoint.hpp>
 #include <rampart/store/store.hpp>
+#include <rampart/pgas/array.hpp>
+#include <rampart/pgas/barrier.hpp>
+#include <rampart/pgas/distribution.hpp>
+#include <rampart/pgas/errors.hpp>
+#include <rampart/pgas/failures.hpp>
+#include <rampart/pgas/task_pool.hpp>
 #endif
