@@ -283,3 +283,31 @@ TEST(PgasFailures, put_dies_in_primary) { put_dies("in_primary"); }
 TEST(PgasFailures, put_dies_between) { put_dies("between"); }
 TEST(PgasFailures, read_inc_dies_in_primary) { read_inc_dies("in_primary"); }
 TEST(PgasFailures, read_inc_dies_between) { read_inc_dies("between"); }
+
+// The barrier with dead ranks: 300 barriers; rank 1 dies before barrier 50
+// and rank 4 before barrier 120 (with 6 ranks, so that some partners and
+// substitutes are dead). Before barrier i every rank writes i into its slot;
+// after it every rank takes a snapshot of the slots. At the end, when every
+// death is known, each snapshot must show every surviving rank at i or
+// beyond: nobody left a barrier before every living rank had entered it.
+TEST(PgasFailures, barrier_with_dead_ranks) {
+    const int me = mpi_test::rank(), p = mpi_test::size();
+    pg::array<long> arrived("arrived", p);
+    std::vector<std::vector<long>> seen;
+    for (long i = 1; i <= 300; ++i) {
+        if ((i == 50 && me == 1) || (i == 120 && me == 4)) mpi_test::kill_ranks({me});
+        arrived.put(pg::patch::element(me), std::vector<long>{i});
+        pg::barrier();
+        seen.push_back(arrived.get(arrived.layout().whole()).get());
+    }
+    mpi_test::wait_for_lost(2);
+    std::size_t early = 0;
+    for (std::size_t k = 0; k < seen.size(); ++k)
+        for (int r = 0; r < p; ++r)
+            if (!is_lost(r) && seen[k][static_cast<std::size_t>(r)] < static_cast<long>(k + 1)) ++early;
+    EXPECT_EQ(early, 0u) << "rank " << me << " left barriers before some living rank had entered them";
+    pg::barrier();
+    if (me == lowest_living())
+        std::printf("pgas barrier_with_dead_ranks: %zu ranks lost, 300 barriers, %zu left early\n",
+                    rampart::recovery::lost_ranks().size(), early);
+}
