@@ -111,7 +111,7 @@ void pgas_service::wait_step(std::uint64_t seq, int k, std::uint64_t seen) {
             post_steps(seq, 0, k);
         }
         if (mail_) {
-            if (polls > 64) sched_yield();  // the rank to hear from may need this core
+            if (polls > 0) sched_yield();  // the rank to hear from may need this core (ranks often outnumber cores)
         } else {
             std::unique_lock l(m_);
             cv_.wait_for(l, std::chrono::milliseconds(2));
