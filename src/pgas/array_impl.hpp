@@ -67,7 +67,10 @@ struct array_core::impl {
 };
 
 /// Copies the rows of patch q between memory laid out as patch `a` and
-/// memory laid out as patch `b` (row-major, `es` bytes an element).
-void copy_rows(const patch& q, const patch& a, const char* from, const patch& b, char* to, std::size_t es);
+/// memory laid out as patch `b` (row-major, `es` bytes an element); with
+/// `bypass_caches`, a run of at least streaming_bytes goes around the caches.
+void copy_rows(const patch& q, const patch& a, const char* from, const patch& b, char* to, std::size_t es,
+               bool bypass_caches = false);
+inline constexpr std::size_t streaming_bytes = std::size_t{512} << 10;
 
 }  // namespace rampart::pgas::detail

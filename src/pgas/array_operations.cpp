@@ -66,7 +66,8 @@ patch first_half(const patch& q) {
 }
 
 // Writes the part q of a patch into block b's two copies, primary first,
-// with `write(memory of a copy, the part of q to write)`.
+// with `write(memory of a copy, the part of q to write, whether the copy is
+// the shadow)`.
 template <class Write>
 void write_block(const impl& a, const patch& asked, int b, const patch& q, Write&& write) {
     a.acquire(b);
@@ -81,14 +82,14 @@ void write_block(const impl& a, const patch& asked, int b, const patch& q, Write
     publish_phase(h, writing_primary);
     const kill_step k = kill_now(prim.rank);
     if (k == kill_step::in_primary) {
-        write(a.at(prim), first_half(q));
+        write(a.at(prim), first_half(q), false);
         die(a.me, "in_primary");
     }
-    write(a.at(prim), q);
+    write(a.at(prim), q, false);
     if (shad.valid()) {
         publish_phase(h, writing_shadow);
         if (k == kill_step::between) die(a.me, "between");
-        write(a.at(shad), q);
+        write(a.at(shad), q, true);
     }
     a.release(b);
 }
@@ -123,8 +124,8 @@ void array_core::put(const patch& p, const void* data) {
     const auto* src = static_cast<const char*>(data);
     for (int b : a.dist.blocks_of(p)) {
         const patch block = a.dist.block_patch(b), q = intersect(p, block);
-        write_block(a, p, b, q, [&](char* copy, const patch& part) {
-            if (!part.empty()) copy_rows(part, p, src, block, copy, a.ops.bytes);
+        write_block(a, p, b, q, [&](char* copy, const patch& part, bool shadow) {
+            if (!part.empty()) copy_rows(part, p, src, block, copy, a.ops.bytes, shadow);
         });
     }
 }
@@ -145,7 +146,7 @@ void array_core::acc(const patch& p, const void* data, const void* alpha) {
     const std::size_t es = a.ops.bytes;
     for (int b : a.dist.blocks_of(p)) {
         const patch block = a.dist.block_patch(b), q = intersect(p, block);
-        write_block(a, p, b, q, [&](char* copy, const patch& part) {
+        write_block(a, p, b, q, [&](char* copy, const patch& part, bool) {
             // Whole rows in both layouts (every 1-D patch) are one run.
             const bool one_run = part.cols() == p.cols() && part.cols() == block.cols();
             const std::int64_t runs = one_run ? 1 : part.rows(), run = one_run ? part.elements() : part.cols();
@@ -172,7 +173,7 @@ void array_core::read_inc(std::array<std::int64_t, 2> index, const void* inc, vo
     const std::size_t es = a.ops.bytes;
     const auto at = static_cast<std::size_t>((index[0] - block.lo[0]) * block.cols() + (index[1] - block.lo[1])) * es;
     bool first = true;
-    write_block(a, p, b, p, [&](char* copy, const patch& part) {
+    write_block(a, p, b, p, [&](char* copy, const patch& part, bool) {
         if (part.empty()) return;
         if (first) {  // the primary: the value before
             std::memcpy(old, copy + at, es);

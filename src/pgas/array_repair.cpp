@@ -12,17 +12,51 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <thread>
 
 namespace rampart::pgas::detail {
 
-void copy_rows(const patch& q, const patch& a, const char* from, const patch& b, char* to, std::size_t es) {
+// A copy that bypasses the caches (non-temporal stores): for a shadow, which
+// is written now and read only after a failure, so that it does not push the
+// primary and the caller's data out of the caches.
+void stream_copy(char* to, const char* from, std::size_t n) {
+#if defined(__SSE2__)
+    while (n > 0 && (reinterpret_cast<std::uintptr_t>(to) & 15) != 0) {
+        *to++ = *from++;
+        --n;
+    }
+    for (; n >= 64; n -= 64, to += 64, from += 64) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 16));
+        const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 32));
+        const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 48));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to), a);
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to + 16), b);
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to + 32), c);
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to + 48), d);
+    }
+    _mm_sfence();
+#endif
+    std::memcpy(to, from, n);
+}
+
+void copy_rows(const patch& q, const patch& a, const char* from, const patch& b, char* to, std::size_t es,
+               bool bypass_caches) {
     const auto row_bytes = static_cast<std::size_t>(q.cols()) * es;
     if (q.cols() == a.cols() && q.cols() == b.cols()) {  // whole rows in both: one run (every 1-D patch)
         const auto src = static_cast<std::size_t>((q.lo[0] - a.lo[0]) * a.cols()) * es;
         const auto dst = static_cast<std::size_t>((q.lo[0] - b.lo[0]) * b.cols()) * es;
-        std::memcpy(to + dst, from + src, row_bytes * static_cast<std::size_t>(q.rows()));
+        const auto n = row_bytes * static_cast<std::size_t>(q.rows());
+        if (bypass_caches && n >= streaming_bytes) {
+            stream_copy(to + dst, from + src, n);
+        } else {
+            std::memcpy(to + dst, from + src, n);
+        }
         return;
     }
     for (std::int64_t i = q.lo[0]; i < q.hi[0]; ++i) {
