@@ -5,7 +5,7 @@
 // it took and had not finished are handed to them by the task pool.
 //
 //   tools/rampart-run -n 4 -- build/apps/examples/rampart-example-array
-//   tools/rampart-run -n 4 --kill 1@iter5 -- build/apps/examples/rampart-example-array
+//   tools/rampart-run -n 4 --kill 1@iter0 -- build/apps/examples/rampart-example-array
 //
 // Both print the same line (the lowest living rank): result 41541750 (the sum of i*i for i < 500)
 #include <rampart/rampart.hpp>

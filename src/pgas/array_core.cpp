@@ -142,7 +142,9 @@ void lay_out(array_core::impl& a, const std::vector<char>& alive) {
     for (int b = 0; b < blocks; ++b) prim[b] = std::exchange(size[a.owner[b]], size[a.owner[b]] + align64(a.block_bytes(b)));
     for (int b = 0; b < blocks; ++b)
         if (shadow[b] >= 0) shad[b] = std::exchange(size[shadow[b]], size[shadow[b]] + align64(a.block_bytes(b)));
-    if (size[a.me] > place::max_offset) throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' is too large");
+    for (std::size_t r = 0; r < size.size(); ++r)  // alike on every rank
+        if (size[r] > place::max_offset)
+            throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' is too large");
     a.own.push_back(shared_segment::create(segment_name(::getpid(), a.uid, 0), size[a.me]));
     a.bases[static_cast<std::size_t>(a.me) * place::max_segments].store(a.own[0].data());
     for (int b = 0; b < blocks; ++b) {
@@ -205,6 +207,7 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
     a.shadows = shadows;
     if (a.p > place::max_ranks) throw rampart::invalid_argument("rampart::pgas: more than 65535 ranks");
     constexpr int attempts = 4;
+    const std::uint64_t deaths_before = a.svc.deaths();
     for (int attempt = 1; !try_create(a, cut); ++attempt)
         if (attempt == attempts)
             throw rampart::error("rampart::pgas: array '" + a.name + "' could not be created: ranks died during " +
@@ -223,15 +226,21 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
             }
         }
     });
+    if (a.svc.deaths() != deaths_before) {  // deaths during creation: their repairs were not registered yet
+        a.settle_all();
+        a.reshadow_mine();
+    }
 }
 
 array_core::~array_core() {
-    if (impl_ && !impl_->gone.load()) {
+    if (!impl_) return;  // moved from
+    if (!impl_->gone.load()) {
         try {
             destroy();
         } catch (...) {
         }
     }
+    impl_->repairs_job.reset();  // here, never on the service's thread that runs it
 }
 
 void array_core::destroy() {

@@ -59,7 +59,7 @@ struct array_core::impl {
     void acquire(int b) const;
     void release(int b) const;
     void settle(int b) const;
-    void repair(int b, int holder) const;
+    void repair(int b) const;
     void settle_all() const;
     int reshadow_mine();
     bool every_block_shadowed() const;

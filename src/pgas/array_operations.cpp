@@ -1,7 +1,8 @@
 // put, get, acc and read_inc on the two copies of each block a patch
 // touches. A write holds the block's lock and writes the primary, then the
-// shadow (block_header.hpp); a read takes no lock and reads the primary, or
-// the shadow when the primary's rank is dead.
+// shadow (block_header.hpp); a read takes no lock (unless a dead rank holds
+// it, or the block must be settled first) and reads the primary, or the
+// shadow when the primary's rank is dead.
 
 #include "array_impl.hpp"
 
@@ -24,10 +25,14 @@ using impl = array_core::impl;
     throw data_lost(a.name, asked, b, a.dist.block_patch(b));
 }
 
-// Nothing is written when some block of the patch has no copy left.
+// Nothing is written when some block of the patch has no copy left, or
+// none on a living rank (not settled yet).
 void check_not_lost(const impl& a, const patch& p) {
-    for (int b : a.dist.blocks_of(p))
-        if (load(a.header(b).primary) == 0) lost(a, p, b);
+    for (int b : a.dist.blocks_of(p)) {
+        const place prim = place::of(load(a.header(b).primary)), shad = place::of(load(a.header(b).shadow));
+        const bool prim_ok = prim.valid() && !a.svc.dead(prim.rank), shad_ok = shad.valid() && !a.svc.dead(shad.rank);
+        if (!prim_ok && !shad_ok) lost(a, p, b);
+    }
 }
 
 void set_region(block_header& h, const patch& q, const patch& block) {

@@ -100,7 +100,7 @@ void array_core::impl::acquire(int b) const {
         if (lock.compare_exchange_weak(held, mine, std::memory_order_acquire, std::memory_order_relaxed)) return;
         if (held != 0 && svc.dead(static_cast<int>(held) - 1) &&
             lock.compare_exchange_strong(held, mine, std::memory_order_acquire, std::memory_order_relaxed)) {
-            repair(b, static_cast<int>(held) - 1);
+            repair(b);
             return;
         }
         pause_briefly(spins);
@@ -115,21 +115,22 @@ void array_core::impl::release(int b) const {
 
 // The write of a holder that died: the copy it was writing may be torn;
 // the other is whole and is copied over it (the write is undone if it was
-// in the primary, completed if in the shadow). Without a living source the
-// block is lost.
-void array_core::impl::repair(int b, int) const {
+// in the primary, completed if in the shadow). The whole copy is used even
+// when its rank is dead too (the writer held it, say): on the node its
+// memory is still mapped. Without a second copy (an array without shadows)
+// the torn block is lost.
+void array_core::impl::repair(int b) const {
     auto& h = header(b);
     const auto ph = std::atomic_ref(h.phase).load(std::memory_order_acquire);
     if (ph != writing_primary && ph != writing_shadow) return;
     const place prim = place::of(load(h.primary)), shad = place::of(load(h.shadow));
     const place& torn = ph == writing_primary ? prim : shad;
     const place& whole = ph == writing_primary ? shad : prim;
-    if (!torn.valid() || svc.dead(torn.rank)) return;  // that copy is dropped anyway
-    if (!whole.valid() || svc.dead(whole.rank)) {
+    if (!torn.valid()) return;
+    if (!whole.valid()) {
         store(h.primary, 0);
         store(h.shadow, 0);
-        std::atomic_ref(h.lost).store(1);
-        count(&array_counters::lost_blocks);
+        if (std::atomic_ref(h.lost).exchange(1) == 0) count(&array_counters::lost_blocks);
         return;
     }
     const patch block = dist.block_patch(b), r = region_of(h, block);

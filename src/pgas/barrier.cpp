@@ -102,14 +102,19 @@ bool pgas_service::step_done(std::uint64_t seq, int k) {
     return false;
 }
 
-// Until step k is done. A death learnt of after `seen` may give this rank
-// new peers (it became a substitute): it tells them every step so far.
-void pgas_service::wait_step(std::uint64_t seq, int k, std::uint64_t seen) {
+// Tells the peers of steps 0..k again when a death was learnt of since
+// `seen`: it may have given this rank new peers (it became a substitute).
+void pgas_service::post_again_if_deaths(std::uint64_t seq, int k, std::uint64_t& seen) {
+    const std::uint64_t now = deaths();
+    if (now == seen) return;
+    seen = now;
+    post_steps(seq, 0, k);
+}
+
+// Until step k is done.
+void pgas_service::wait_step(std::uint64_t seq, int k, std::uint64_t& seen) {
     for (int polls = 0; !step_done(seq, k); ++polls) {
-        if (deaths() != seen) {
-            seen = deaths();
-            post_steps(seq, 0, k);
-        }
+        post_again_if_deaths(seq, k, seen);
         if (mail_) {
             if (polls > 0) sched_yield();  // the rank to hear from may need this core (ranks often outnumber cores)
         } else {
@@ -119,16 +124,22 @@ void pgas_service::wait_step(std::uint64_t seq, int k, std::uint64_t seen) {
     }
 }
 
+// Deaths are taken once before the first peers are chosen and checked after
+// every step; the end is published before the last check, so that a death
+// learnt of later finds this barrier as the last one ended and the service's
+// thread sends it again (resend_after_recovery).
 void pgas_service::barrier() {
     const int steps = hypercube_steps(p_);
     if (!mail_) busy(1);  // the engine polls without pausing while messages are awaited
     const std::uint64_t seq = barrier_seq_.load();
+    std::uint64_t seen = deaths();
     for (int k = 0; k < steps; ++k) {
-        const std::uint64_t seen = deaths();  // before the peers are chosen: a death after it is noticed
         post_steps(seq, k, k);
         wait_step(seq, k, seen);
+        post_again_if_deaths(seq, k, seen);
     }
     barrier_seq_.store(seq + 1);
+    post_again_if_deaths(seq, steps - 1, seen);
     if (mail_) {
         mail_->forget_name();  // every living rank has mapped it: it entered this barrier
     } else {

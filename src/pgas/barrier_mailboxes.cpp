@@ -19,9 +19,14 @@ barrier_mailboxes::barrier_mailboxes(int me, int p) : me_(me), p_(p), boxes_(sta
 
 void barrier_mailboxes::connect(const std::vector<std::int64_t>& pids) {
     pids_ = pids;
-    for (int r = 0; r < p_; ++r)
-        if (r != me_ && pids[static_cast<std::size_t>(r)] != 0)
+    for (int r = 0; r < p_; ++r) {
+        if (r == me_ || pids[static_cast<std::size_t>(r)] == 0) continue;
+        try {
             boxes_[static_cast<std::size_t>(r)] = shared_segment::open(mailbox_name(pids[static_cast<std::size_t>(r)]));
+        } catch (const std::exception&) {
+            // It died and a survivor removed its name: posts to it are dropped.
+        }
+    }
 }
 
 void barrier_mailboxes::forget_name() {

@@ -12,12 +12,18 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& why) { throw rampart::invalid_argument("rampart::pgas: " + why); }
 
+// Far beyond any one node's memory, and small enough that element and byte
+// offsets never overflow.
+constexpr std::int64_t max_elements = std::int64_t{1} << 46;
+
 std::array<std::int64_t, 2> checked_extents(const std::vector<std::int64_t>& extents) {
     if (extents.size() != 1 && extents.size() != 2)
         refuse("an array has 1 or 2 dimensions, not " + std::to_string(extents.size()));
     for (auto e : extents)
         if (e < 1) refuse("an extent of " + std::to_string(e) + " (each must be at least 1)");
-    return {extents[0], extents.size() == 2 ? extents[1] : 1};
+    const std::array<std::int64_t, 2> ext{extents[0], extents.size() == 2 ? extents[1] : 1};
+    if (ext[0] > max_elements / ext[1]) refuse("an array of more than 2^46 elements");
+    return ext;
 }
 
 // Boundaries that cut n into `parts` pieces of sizes differing by at most one.
@@ -48,9 +54,9 @@ distribution::distribution(int dims, std::array<std::int64_t, 2> extents,
                            std::array<std::vector<std::int64_t>, 2> starts)
     : dims_(dims), extents_(extents), starts_(std::move(starts)) {}
 
-void distribution::check_ranks(int blocks, int ranks) {
+void distribution::check_ranks(std::size_t blocks, int ranks) {
     if (ranks < 1) refuse("a distribution over " + std::to_string(ranks) + " ranks");
-    if (blocks > ranks)
+    if (blocks > static_cast<std::size_t>(ranks))
         refuse(std::to_string(blocks) + " blocks for " + std::to_string(ranks) +
                " ranks (each rank holds at most one block)");
 }
@@ -83,12 +89,16 @@ distribution distribution::blocked(const std::vector<std::int64_t>& extents, con
         refuse("a block size for each of the " + std::to_string(extents.size()) + " dimensions, got " +
                std::to_string(block.size()));
     std::array<std::vector<std::int64_t>, 2> starts{std::vector<std::int64_t>{0}, std::vector<std::int64_t>{0}};
+    std::size_t count = 1;  // blocks in the grid, checked before the boundaries are made
     for (std::size_t d = 0; d < block.size(); ++d) {
         if (block[d] < 1) refuse("a block size of " + std::to_string(block[d]) + " (each must be at least 1)");
+        count *= static_cast<std::size_t>((ext[d] + block[d] - 1) / block[d]);
+        check_ranks(count, ranks);
+    }
+    for (std::size_t d = 0; d < block.size(); ++d) {
         starts[d].clear();
         for (std::int64_t s = 0; s < ext[d]; s += block[d]) starts[d].push_back(s);
     }
-    check_ranks(static_cast<int>(starts[0].size() * starts[1].size()), ranks);
     return {static_cast<int>(extents.size()), ext, std::move(starts)};
 }
 
@@ -107,7 +117,7 @@ distribution distribution::irregular(const std::vector<std::int64_t>& extents,
         if (v.back() >= ext[d]) refuse("a block boundary at " + std::to_string(v.back()) + " is past the extent");
         s[d] = v;
     }
-    check_ranks(static_cast<int>(s[0].size() * s[1].size()), ranks);
+    check_ranks(s[0].size() * s[1].size(), ranks);
     return {static_cast<int>(extents.size()), ext, std::move(s)};
 }
 

@@ -38,9 +38,9 @@ pgas_service::pgas_service() : me_(comm::rank()), p_(comm::size()) {
         death_us_[r].store(0);
     }
     for (int r : recovery::lost_ranks()) dead_[static_cast<std::size_t>(r)].store(1);
-    worker_ = std::thread([this] { run_jobs(); });
     attach();
     start_mailboxes();
+    worker_ = std::thread([this] { run_jobs(); });  // last: its jobs use the mailboxes
 }
 
 pgas_service::~pgas_service() {
@@ -132,7 +132,7 @@ void pgas_service::on_recovery(const std::vector<int>& replaced, const std::vect
     // nobody new died.
     {
         std::lock_guard l(m_);
-        if (changed) deaths_.fetch_add(1, std::memory_order_acq_rel);
+        if (changed) deaths_.fetch_add(1);
         cv_.notify_all();
     }
     {

@@ -36,7 +36,7 @@ public:
     /// alive[r] for every rank, as known now.
     std::vector<char> alive() const;
     /// Changes with every death this process learns of.
-    std::uint64_t deaths() const noexcept { return deaths_.load(std::memory_order_acquire); }
+    std::uint64_t deaths() const noexcept { return deaths_.load(); }  // seq_cst: see barrier()
     /// Microseconds on the steady clock when this process learnt of rank
     /// r's death (0 while it lives).
     std::int64_t death_known_us(int r) const;
@@ -66,7 +66,8 @@ private:
     void start_mailboxes();
     void post_steps(std::uint64_t seq, int from_step, int upto_step);
     bool step_done(std::uint64_t seq, int k);
-    void wait_step(std::uint64_t seq, int k, std::uint64_t seen);
+    void wait_step(std::uint64_t seq, int k, std::uint64_t& seen);
+    void post_again_if_deaths(std::uint64_t seq, int k, std::uint64_t& seen);
     void run_jobs();
 
     int me_ = 0, p_ = 1;

@@ -32,12 +32,18 @@ char* map(int fd, std::size_t bytes, const std::string& name) {
 }  // namespace
 
 shared_segment shared_segment::create(const std::string& name, std::size_t bytes) {
-    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST) {  // left by a job that died, whose process had this pid
+        ::shm_unlink(name.c_str());
+        fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
     if (fd < 0) refuse("cannot create", name, errno);
     // A segment of 0 bytes cannot be mapped: keep one page.
     const std::size_t size = bytes == 0 ? 1 : bytes;
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        const int err = errno;
+    // ftruncate alone reserves nothing on tmpfs: a full /dev/shm would be a
+    // SIGBUS at the first touch instead of an error here.
+    int err = ::ftruncate(fd, static_cast<off_t>(size)) != 0 ? errno : ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+    if (err != 0) {
         ::close(fd);
         ::shm_unlink(name.c_str());
         refuse("cannot size", name, err);

@@ -1,5 +1,5 @@
 // The task pool (see rampart/pgas/task_pool.hpp). First every task is
-// taken once from the counter. Then, in rounds, the living ranks meet in the
+// taken once: task r by rank r, the others from the counter. Then, in rounds, the living ranks meet in the
 // fault-tolerant barrier, read which tasks are not done (the tasks of ranks
 // that died), meet again (so that all have read the same flags) and share
 // them out; the pool ends when a round finds none.
@@ -18,7 +18,8 @@ task_pool::task_pool(std::string name, std::int64_t tasks)
     : name_(std::move(name)),
       tasks_(tasks),
       counter_(name_ + ".counter", 1),
-      done_(name_ + ".done", std::max<std::int64_t>(tasks, 1)) {
+      done_(name_ + ".done", std::max<std::int64_t>(tasks, 1)),
+      first_tasks_(std::min<std::int64_t>(tasks, comm::size())) {
     if (tasks < 0)
         throw rampart::invalid_argument("rampart::pgas::task_pool '" + name_ + "': " + std::to_string(tasks) +
                                         " tasks");
@@ -54,8 +55,12 @@ void task_pool::share_out_orphans() {
 }
 
 std::optional<std::int64_t> task_pool::next() {
+    if (!first_taken_) {  // task r is rank r's first: every rank starts with one, whoever is fastest
+        first_taken_ = true;
+        if (comm::rank() < tasks_) return comm::rank();
+    }
     if (!counter_empty_) {
-        const std::int64_t t = counter_.read_inc(0, 1);
+        const std::int64_t t = first_tasks_ + counter_.read_inc(0, 1);
         if (t < tasks_) return t;
         counter_empty_ = true;
     }

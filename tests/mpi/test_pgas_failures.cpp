@@ -215,19 +215,21 @@ TEST(PgasFailures, both_copies_lost) {
 
 namespace {
 
-// Rank 1 dies at `step` of its put of block 2 (primary on rank 2, shadow on
-// rank 3); later rank 2 dies too, so that the survivors read the shadow.
-// Both copies must hold the put entirely (died between the copies: the put
-// is completed) or not at all (died in the primary: it is undone).
-void put_dies(const std::string& step) {
+// Rank `writer` dies at `step` of its put of block 2 (primary on rank 2,
+// shadow on rank 3). Both copies must hold the put entirely (died between the
+// copies: the put is completed) or not at all (died in the primary: it is
+// undone), also when the writer held one of the copies itself (its memory is
+// the whole copy then). Unless the writer was rank 2, rank 2 dies later too,
+// so that the survivors read the shadow.
+void put_dies(const std::string& step, int writer) {
     pg::array<double> a("data", rows, cols);
     pg::array<long> counter("counter", 4);
     fill(a, 0);
     const pg::patch block2 = a.layout().block_patch(2);
-    if (mpi_test::rank() == 1) {
+    if (mpi_test::rank() == writer) {
         pg::detail::kill_during_write(step, 1, 2);
         a.put(block2, values(block2, 5));
-        ADD_FAILURE() << "rank 1 should have died in its put";
+        ADD_FAILURE() << "rank " << writer << " should have died in its put";
     }
     mpi_test::wait_for_lost(1);
     const int want = step == "between" ? 5 : 0;
@@ -242,8 +244,10 @@ void put_dies(const std::string& step) {
     };
     expect_all();
     EXPECT_EQ(a.differing_copies(), std::vector<int>{});
-    report(("put_dies_" + step).c_str(), {&a}, counter);  // while the rank that mended block 2 lives
+    const std::string name = "put_dies_" + step + (writer == 1 ? "" : "_writer_" + std::to_string(writer));
+    report(name.c_str(), {&a}, counter);  // while the rank that mended block 2 lives
     a.sync();
+    if (writer == 2) return;
     mpi_test::kill_ranks({2});
     mpi_test::wait_for_lost(2);
     expect_all();  // block 2 from its shadow now
@@ -279,8 +283,10 @@ void read_inc_dies(const std::string& step) {
 
 }  // namespace
 
-TEST(PgasFailures, put_dies_in_primary) { put_dies("in_primary"); }
-TEST(PgasFailures, put_dies_between) { put_dies("between"); }
+TEST(PgasFailures, put_dies_in_primary) { put_dies("in_primary", 1); }
+TEST(PgasFailures, put_dies_between) { put_dies("between", 1); }
+TEST(PgasFailures, put_dies_in_primary_writer_3) { put_dies("in_primary", 3); }  // the shadow's holder
+TEST(PgasFailures, put_dies_between_writer_2) { put_dies("between", 2); }        // the primary's holder
 TEST(PgasFailures, read_inc_dies_in_primary) { read_inc_dies("in_primary"); }
 TEST(PgasFailures, read_inc_dies_between) { read_inc_dies("between"); }
 

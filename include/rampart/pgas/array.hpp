@@ -86,7 +86,7 @@ public:
               std::move(name), [d](int) { return d; }, detail::element_ops_of<T>(), o.shadows) {}
 
     array(array&&) noexcept = default;
-    array& operator=(array&&) noexcept = default;
+    array& operator=(array&&) = delete;  // destroy() one, create another
     /// Destroys the array (collective) unless destroy() was called.
     ~array() = default;
 
@@ -189,9 +189,10 @@ public:
 
     /// The ranks holding block b's primary and shadow now (-1: none).
     std::array<int, 2> holders(int block) const { return core_.holders(block); }
-    /// The living rank holding block b's primary, after the shadow of a dead
-    /// one took over; -1 if the block is lost. Owner-computes loops use it
-    /// to share out a dead rank's blocks.
+    /// The rank holding block b's primary, after the shadow of a dead one
+    /// took over, as far as this rank knows of deaths (ranks may disagree for
+    /// a moment after one: share work out with a task_pool); -1 if the block
+    /// is lost.
     int primary_of(int block) const { return core_.primary_of(block); }
     array_counters counters() const { return core_.counters(); }
     /// The blocks whose two copies differ (none, unless memory was
@@ -211,7 +212,9 @@ private:
 };
 
 /// Collective: copies `from` into `to` (GA_Copy). Both must have the same
-/// shape (extents); each rank copies its own blocks, then all synchronise.
+/// shape (extents); each rank copies the blocks whose primary it holds, then
+/// all synchronise. During a failure a dead rank's blocks may be missed:
+/// copy again once it is known.
 template <class T>
 void copy(const array<T>& from, array<T>& to) {
     if (from.layout().whole() != to.layout().whole())

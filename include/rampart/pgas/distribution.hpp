@@ -10,6 +10,7 @@
 //     rampart::pgas::patch p = d.block_patch(b);                    // {{500, 0}, {1000, 400}}
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -80,7 +81,7 @@ public:
 
 private:
     distribution(int dims, std::array<std::int64_t, 2> extents, std::array<std::vector<std::int64_t>, 2> starts);
-    static void check_ranks(int blocks, int ranks);
+    static void check_ranks(std::size_t blocks, int ranks);
     int index_in(int d, std::int64_t i) const;
 
     int dims_ = 1;

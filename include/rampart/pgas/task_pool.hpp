@@ -1,6 +1,7 @@
 #pragma once
 // A dynamic pool of tasks 0..n-1 over the ranks, the load balancing of
-// Global Arrays programs (a shared counter taken with read_inc), that
+// Global Arrays programs (rank r starts with task r, then each takes the
+// next from a shared counter with read_inc), that
 // survives the death of ranks: a task that a dead rank took and had not
 // marked done is handed to a survivor, so that every task is done. The
 // program learns of nothing; a task may then run twice (its first run died
@@ -44,7 +45,9 @@ private:
     std::int64_t tasks_;
     array<std::int64_t> counter_;
     array<std::int8_t> done_;
+    std::int64_t first_tasks_;  // tasks 0..first_tasks_-1 go to ranks 0.. first, the rest through the counter
     std::deque<std::int64_t> mine_;
+    bool first_taken_ = false;
     bool counter_empty_ = false;
     std::int64_t taken_over_ = 0;
 };

@@ -49,7 +49,9 @@ public:
     /// of ranks alive at creation, the same on every rank.
     array_core(std::string name, std::function<distribution(int)> cut, element_ops ops, bool shadows);
     array_core(array_core&&) noexcept = default;
-    array_core& operator=(array_core&&) noexcept = default;
+    // Not assignable: the array assigned to would have to be destroyed,
+    // collectively, in the middle of an assignment.
+    array_core& operator=(array_core&&) = delete;
     ~array_core();
 
     const std::string& name() const;

@@ -1,7 +1,7 @@
 #pragma once
 // A test hook: real crashes in the middle of a write to an array, for the
 // tests that prove that a block stays whole wherever its writer dies
-// (docs/pgas.md, "Consistency").
+// (docs/pgas.md, "A writer that dies").
 
 #include <cstdint>
 #include <string>
