@@ -126,13 +126,12 @@ std::vector<char> learn_ranks(array_core::impl& a) {
 
 // Lays out every rank's segment 0 (headers of the blocks it owns, then its
 // primary copies, then the shadows it holds), creates this rank's and
-// fills its headers.
-void lay_out(array_core::impl& a, const std::vector<char>& alive) {
+// fills its headers. False, with nothing made, when fewer ranks live than
+// there are blocks.
+bool lay_out(array_core::impl& a, const std::vector<char>& alive) {
     const int blocks = a.dist.blocks();
     a.owner = block_owners(blocks, alive);
-    if (a.owner.empty())
-        throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' has " + std::to_string(blocks) +
-                                        " blocks, more than the living ranks");
+    if (a.owner.empty()) return false;
     std::vector<int> shadow(static_cast<std::size_t>(blocks));
     for (int b = 0; b < blocks; ++b) shadow[b] = a.shadows ? shadow_host(a.owner[b], a.node_of, alive) : -1;
     a.header_offset.assign(static_cast<std::size_t>(blocks), 0);
@@ -155,6 +154,7 @@ void lay_out(array_core::impl& a, const std::vector<char>& alive) {
     }
     const stamp st{stamp::magic_value, a.uid, view_of(a, alive)};
     std::memcpy(a.own[0].data(), &st, sizeof st);
+    return true;
 }
 
 // Whether every other rank of the layout made its memory from the same view.
@@ -177,18 +177,24 @@ bool same_view_everywhere(array_core::impl& a, const std::vector<char>& alive) {
 // rank died during the exchange, seen by some ranks and not by others, or
 // before it made its memory: every rank then finds a missing or different
 // stamp on some rank (every living rank is in every rank's layout).
-bool try_create(array_core::impl& a, const std::function<distribution(int)>& cut) {
+// A layout that has more blocks than living ranks makes no memory: the
+// attempt fails everywhere (a rank that saw a dying rank's part may still
+// have laid out), and the next attempt, where all see the same ranks, tells
+// every rank alike.
+enum class attempt { made, again, too_few_ranks };
+
+attempt try_create(array_core::impl& a, const std::function<distribution(int)>& cut) {
     a.uid = arrays_created.fetch_add(1) + 1;
     const auto alive = learn_ranks(a);
     a.dist = cut(static_cast<int>(std::count(alive.begin(), alive.end(), 1)));
-    lay_out(a, alive);
+    const bool laid = lay_out(a, alive);
     a.svc.barrier();  // every segment exists before anyone maps one
-    const bool ok = same_view_everywhere(a, alive);
+    const bool ok = laid && same_view_everywhere(a, alive);
     // Every rank has mapped every segment 0 (or found it missing): the names
     // can go, so that a job that dies leaves nothing behind in /dev/shm.
     a.svc.barrier();
-    shared_segment::unlink(segment_name(::getpid(), a.uid, 0));
-    if (ok) return true;
+    if (laid) shared_segment::unlink(segment_name(::getpid(), a.uid, 0));
+    if (ok) return attempt::made;
     for (int r = 0; r < a.p; ++r)
         if (a.svc.dead(r) && a.pids[static_cast<std::size_t>(r)] != 0)
             shared_segment::unlink(segment_name(a.pids[static_cast<std::size_t>(r)], a.uid, 0));
@@ -196,7 +202,7 @@ bool try_create(array_core::impl& a, const std::function<distribution(int)>& cut
     for (std::size_t i = 0; i < static_cast<std::size_t>(a.p) * place::max_segments; ++i) a.bases[i].store(nullptr);
     a.mapped.clear();
     a.own.clear();
-    return false;
+    return laid ? attempt::again : attempt::too_few_ranks;
 }
 
 }  // namespace
@@ -208,10 +214,16 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
     if (a.p > place::max_ranks) throw rampart::invalid_argument("rampart::pgas: more than 65535 ranks");
     constexpr int attempts = 4;
     const std::uint64_t deaths_before = a.svc.deaths();
-    for (int attempt = 1; !try_create(a, cut); ++attempt)
-        if (attempt == attempts)
+    for (int n = 1;; ++n) {
+        const attempt outcome = try_create(a, cut);
+        if (outcome == attempt::made) break;
+        if (outcome == attempt::too_few_ranks && n > 1)  // the second time: seen alike everywhere
+            throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' has " +
+                                            std::to_string(a.dist.blocks()) + " blocks, more than the living ranks");
+        if (n == attempts)
             throw rampart::error("rampart::pgas: array '" + a.name + "' could not be created: ranks died during " +
                                  std::to_string(attempts) + " attempts");
+    }
     std::weak_ptr<impl> weak = impl_;
     a.repairs_job = a.svc.on_deaths([weak] {
         if (auto s = weak.lock()) {

@@ -154,6 +154,8 @@ TEST(PgasFailures, one_failure) {
     a.reshadow();
     counter.reshadow();
     expect_shadowed(a);
+    // More blocks than living ranks: refused alike on every survivor.
+    EXPECT_THROW(pg::array<double>("too_many", pg::distribution::blocked({40}, {10}, 4)), rampart::invalid_argument);
     a.sync();
     report("one_failure", {&a}, counter);
 }
