@@ -11,6 +11,7 @@
 // repairs, promotes and re-shadows (array_repair.cpp).
 
 #include "array_impl.hpp"
+#include "message_path.hpp"
 #include "placement.hpp"
 
 #include <rampart/task/errors.hpp>
@@ -27,13 +28,7 @@ namespace rampart::pgas::detail {
 
 namespace {
 
-std::atomic<std::uint64_t> arrays_created{0};  // counted alike on every rank: creation is collective
-
-std::uint64_t this_node() {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0) return 1;
-    return std::hash<std::string>{}(name) | 1;
-}
+std::atomic<std::uint64_t> arrays_created{0};
 
 std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
 
@@ -63,8 +58,8 @@ struct creation_part {
 
 // What each rank tells at creation: its process id, its node, and which
 // ranks it knows to be dead.
-std::vector<char> my_part(const std::vector<char>& alive) {
-    const creation_part c{static_cast<std::int64_t>(::getpid()), this_node()};
+std::vector<char> my_part(const pgas_service& svc, const std::vector<char>& alive) {
+    const creation_part c{static_cast<std::int64_t>(::getpid()), svc.node()};
     std::vector<char> out(sizeof c + alive.size());
     std::memcpy(out.data(), &c, sizeof c);
     std::memcpy(out.data() + sizeof c, alive.data(), alive.size());
@@ -72,6 +67,8 @@ std::vector<char> my_part(const std::vector<char>& alive) {
 }
 
 }  // namespace
+
+std::uint64_t arrays_created_next() { return arrays_created.fetch_add(1) + 1; }
 
 array_core::impl::impl(std::string n, element_ops o)
     : name(std::move(n)), dist(distribution::even({1}, 1)), ops(o), svc(pgas_service::get()), me(svc.rank()), p(svc.size()) {
@@ -99,7 +96,7 @@ namespace {
 // Learns every rank's process and node; returns the ranks alive for the
 // array (those that took part and that no one knew dead).
 std::vector<char> learn_ranks(array_core::impl& a) {
-    auto parts = a.svc.exchange(a.uid, my_part(a.svc.alive()));
+    auto parts = a.svc.exchange(a.uid, my_part(a.svc, a.svc.alive()));
     const auto n = static_cast<std::size_t>(a.p);
     std::vector<char> alive(n, 1);
     a.pids.assign(n, 0);
@@ -116,11 +113,6 @@ std::vector<char> learn_ranks(array_core::impl& a) {
         for (std::size_t q = 0; q < n; ++q)
             if (parts[r][sizeof c + q] == 0) alive[q] = 0;
     }
-    for (std::size_t r = 0; r < n; ++r)
-        if (alive[r] && a.node_of[r] != a.node_of[static_cast<std::size_t>(a.me)])
-            throw rampart::error("rampart::pgas: array '" + a.name +
-                                 "': its ranks run on several nodes, and arrays keep their copies in the shared "
-                                 "memory of one node (see docs/pgas.md, limits)");
     return alive;
 }
 
@@ -181,10 +173,8 @@ bool same_view_everywhere(array_core::impl& a, const std::vector<char>& alive) {
 // attempt fails everywhere (a rank that saw a dying rank's part may still
 // have laid out), and the next attempt, where all see the same ranks, tells
 // every rank alike.
-enum class attempt { made, again, too_few_ranks };
-
 attempt try_create(array_core::impl& a, const std::function<distribution(int)>& cut) {
-    a.uid = arrays_created.fetch_add(1) + 1;
+    a.uid = arrays_created_next();
     const auto alive = learn_ranks(a);
     a.dist = cut(static_cast<int>(std::count(alive.begin(), alive.end(), 1)));
     const bool laid = lay_out(a, alive);
@@ -214,8 +204,9 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
     if (a.p > place::max_ranks) throw rampart::invalid_argument("rampart::pgas: more than 65535 ranks");
     constexpr int attempts = 4;
     const std::uint64_t deaths_before = a.svc.deaths();
+    const bool across_nodes = spans_nodes(a.svc);
     for (int n = 1;; ++n) {
-        const attempt outcome = try_create(a, cut);
+        const attempt outcome = across_nodes ? try_create_messages(a, cut) : try_create(a, cut);
         if (outcome == attempt::made) break;
         if (outcome == attempt::too_few_ranks && n > 1)  // the second time: seen alike everywhere
             throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "' has " +
@@ -228,20 +219,14 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
     a.repairs_job = a.svc.on_deaths([weak] {
         if (auto s = weak.lock()) {
             try {
-                if (!s->gone.load()) {
-                    s->settle_all();
-                    s->reshadow_mine();
-                }
+                if (!s->gone.load()) s->after_deaths();
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "rampart::pgas: array '%s': repairs after a failure stopped: %s\n",
                              s->name.c_str(), e.what());
             }
         }
     });
-    if (a.svc.deaths() != deaths_before) {  // deaths during creation: their repairs were not registered yet
-        a.settle_all();
-        a.reshadow_mine();
-    }
+    if (a.svc.deaths() != deaths_before) a.after_deaths();  // deaths during creation: no job yet
 }
 
 array_core::~array_core() {
@@ -261,6 +246,11 @@ void array_core::destroy() {
     a.svc.barrier();  // nobody uses the array any more
     a.gone.store(true);
     a.repairs_job.reset();  // waits for a repair under way
+    if (a.msg) {
+        a.svc.remove_array(a.uid);
+        a.msg->stop();
+        return;
+    }
     for (int seg = 1; seg < static_cast<int>(a.own.size()); ++seg)
         shared_segment::unlink(segment_name(::getpid(), a.uid, seg));
     // The lowest living rank removes the names of the dead ranks' segments.
@@ -301,12 +291,14 @@ std::array<int, 2> array_core::holders(int block) const {
     if (block < 0 || block >= impl_->dist.blocks())
         throw rampart::invalid_argument("rampart::pgas: holders of block " + std::to_string(block) + " of array '" +
                                         impl_->name + "', which has " + std::to_string(impl_->dist.blocks()));
+    if (impl_->msg) return impl_->msg->holders(block);
     auto& h = impl_->header(block);
     return {place::of(load(h.primary)).rank, place::of(load(h.shadow)).rank};
 }
 
 int array_core::primary_of(int block) const {
-    holders(block);  // checks
+    const auto h = holders(block);  // checks
+    if (impl_->msg) return h[0];
     impl_->acquire(block);
     impl_->settle(block);
     const int r = place::of(load(impl_->header(block).primary)).rank;
@@ -317,6 +309,7 @@ int array_core::primary_of(int block) const {
 std::vector<int> array_core::differing_copies() const {
     check_usable("differing_copies");
     const impl& a = *impl_;
+    if (a.msg) return a.msg->differing_copies();
     std::vector<int> out;
     for (int b = 0; b < a.dist.blocks(); ++b) {
         a.acquire(b);
@@ -330,6 +323,7 @@ std::vector<int> array_core::differing_copies() const {
 }
 
 array_counters array_core::counters() const {
+    if (impl_->msg) return impl_->msg->counters();
     std::lock_guard l(impl_->counters_m);
     return impl_->counts;
 }

@@ -10,12 +10,15 @@
 #include "shared_segment.hpp"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 namespace rampart::pgas::detail {
+
+class message_path;
 
 struct array_core::impl {
     std::string name;
@@ -39,6 +42,7 @@ struct array_core::impl {
     std::mutex reshadow_m;                    // one re-shadowing at a time (it adds to own)
     std::shared_ptr<void> repairs_job;        // the service's job after deaths
     std::atomic<bool> gone{false};
+    std::shared_ptr<message_path> msg;        // ranks on several nodes: the message path, not the above
     mutable std::mutex counters_m;
     mutable array_counters counts;
 
@@ -63,8 +67,24 @@ struct array_core::impl {
     void settle_all() const;
     int reshadow_mine();
     bool every_block_shadowed() const;
+    /// After deaths and recoveries: repairs, promotions, new shadows.
+    void after_deaths();
     void count(std::uint64_t array_counters::*field) const;
 };
+
+/// The number of the next array (or exchange of a creation), counted alike
+/// on every rank: creation is collective.
+std::uint64_t arrays_created_next();
+
+/// How an attempt at creating an array ended.
+enum class attempt { made, again, too_few_ranks };
+
+// Arrays whose ranks span nodes (array_messages.cpp).
+bool spans_nodes(const pgas_service& svc);
+attempt try_create_messages(array_core::impl& a, const std::function<distribution(int)>& cut);
+void put_by_messages(const array_core::impl& a, const patch& p, const void* data);
+void get_by_messages(const array_core::impl& a, const patch& p, void* out);
+void acc_by_messages(const array_core::impl& a, const patch& p, const void* data, const void* alpha);
 
 /// Copies the rows of patch q between memory laid out as patch `a` and
 /// memory laid out as patch `b` (row-major, `es` bytes an element); with

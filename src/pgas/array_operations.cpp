@@ -5,6 +5,8 @@
 // shadow when the primary's rank is dead.
 
 #include "array_impl.hpp"
+#include "kill_points.hpp"
+#include "message_path.hpp"
 
 #include <rampart/pgas/detail/kill_hook.hpp>
 #include <rampart/pgas/errors.hpp>
@@ -40,26 +42,6 @@ void set_region(block_header& h, const patch& q, const patch& block) {
     h.region[1] = q.hi[0] - block.lo[0];
     h.region[2] = q.lo[1] - block.lo[1];
     h.region[3] = q.hi[1] - block.lo[1];
-}
-
-// The test hook (kill_hook.hpp): 0 when unset.
-enum class kill_step : int { none = 0, in_primary = 1, between = 2 };
-std::atomic<int> kill_at{0};
-std::atomic<std::int64_t> kill_countdown{0};
-std::atomic<int> kill_block_rank{-1};
-
-kill_step kill_now(int primary_rank) {
-    const int step = kill_at.load(std::memory_order_relaxed);
-    if (step == 0 || primary_rank != kill_block_rank.load()) return kill_step::none;
-    if (kill_countdown.fetch_sub(1) != 1) return kill_step::none;
-    return static_cast<kill_step>(step);
-}
-
-[[noreturn]] void die(int me, const char* step) {
-    std::printf("rank %d: dies %s\n", me, step);
-    std::fflush(nullptr);
-    std::raise(SIGKILL);
-    for (;;) {}
 }
 
 // The first half of q's rows, or of its columns when it has one row.
@@ -125,6 +107,7 @@ const char* readable(const impl& a, const patch& asked, int b) {
 
 void array_core::put(const patch& p, const void* data) {
     const impl& a = *impl_;
+    if (a.msg) return put_by_messages(a, p, data);
     check_not_lost(a, p);
     const auto* src = static_cast<const char*>(data);
     for (int b : a.dist.blocks_of(p)) {
@@ -137,6 +120,7 @@ void array_core::put(const patch& p, const void* data) {
 
 void array_core::get(const patch& p, void* out) const {
     const impl& a = *impl_;
+    if (a.msg) return get_by_messages(a, p, out);
     auto* dst = static_cast<char*>(out);
     for (int b : a.dist.blocks_of(p)) {
         const patch block = a.dist.block_patch(b), q = intersect(p, block);
@@ -146,6 +130,7 @@ void array_core::get(const patch& p, void* out) const {
 
 void array_core::acc(const patch& p, const void* data, const void* alpha) {
     const impl& a = *impl_;
+    if (a.msg) return acc_by_messages(a, p, data, alpha);
     check_not_lost(a, p);
     const auto* src = static_cast<const char*>(data);
     const std::size_t es = a.ops.bytes;
@@ -174,6 +159,7 @@ void array_core::read_inc(std::array<std::int64_t, 2> index, const void* inc, vo
     const impl& a = *impl_;
     const patch p = patch::element(index[0], index[1]);
     const int b = a.dist.block_of(index);
+    if (a.msg) return a.msg->read_inc(b, p, index, inc, old);
     const patch block = a.dist.block_patch(b);
     const std::size_t es = a.ops.bytes;
     const auto at = static_cast<std::size_t>((index[0] - block.lo[0]) * block.cols() + (index[1] - block.lo[1])) * es;
@@ -187,16 +173,6 @@ void array_core::read_inc(std::array<std::int64_t, 2> index, const void* inc, vo
         std::memcpy(copy + at, old, es);
         a.ops.add(copy + at, inc);
     });
-}
-
-void kill_during_write(const std::string& step, std::uint64_t nth, int block_rank) {
-    const int s = step == "in_primary" ? 1 : step == "between" ? 2 : 0;
-    if (s == 0 || nth < 1)
-        throw rampart::invalid_argument("rampart::pgas: kill_during_write('" + step + "', " + std::to_string(nth) +
-                                        "): steps are in_primary and between, nth at least 1");
-    kill_block_rank.store(block_rank);
-    kill_countdown.store(static_cast<std::int64_t>(nth));
-    kill_at.store(s);
 }
 
 }  // namespace rampart::pgas::detail

@@ -4,6 +4,7 @@
 // with one copy (a new shadow on a living rank: re-shadowing).
 
 #include "array_impl.hpp"
+#include "message_path.hpp"
 #include "placement.hpp"
 
 #include <rampart/task/errors.hpp>
@@ -226,9 +227,16 @@ bool array_core::impl::every_block_shadowed() const {
     return true;
 }
 
+void array_core::impl::after_deaths() {
+    if (msg) return msg->after_recovery();
+    settle_all();
+    reshadow_mine();
+}
+
 void array_core::reshadow() {
     check_usable("reshadow");
     impl& a = *impl_;
+    if (a.msg) return a.msg->reshadow();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (true) {
         a.settle_all();

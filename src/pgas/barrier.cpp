@@ -26,12 +26,6 @@ namespace rampart::pgas::detail {
 
 namespace {
 
-std::uint64_t this_node() {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0) return 1;
-    return std::hash<std::string>{}(name) | 1;
-}
-
 struct start_part {
     std::int64_t pid;
     std::uint64_t node;
@@ -49,11 +43,12 @@ void pgas_service::start_mailboxes() {
     } catch (const std::exception&) {
         mail_.reset();  // no shared memory here: messages
     }
-    const start_part mine{static_cast<std::int64_t>(::getpid()), this_node(), mail_ ? std::uint8_t{1} : std::uint8_t{0}};
+    const start_part mine{static_cast<std::int64_t>(::getpid()), node_, mail_ ? std::uint8_t{1} : std::uint8_t{0}};
     std::vector<char> bytes(sizeof mine);
     std::memcpy(bytes.data(), &mine, sizeof mine);
     const auto parts = exchange(0, bytes);
     std::vector<std::int64_t> pids(static_cast<std::size_t>(p_), 0);
+    nodes_.assign(static_cast<std::size_t>(p_), 0);
     bool usable = true;
     for (int r = 0; r < p_; ++r) {
         const auto& part = parts[static_cast<std::size_t>(r)];
@@ -61,6 +56,7 @@ void pgas_service::start_mailboxes() {
         start_part sp{};
         std::memcpy(&sp, part.data(), sizeof sp);
         usable = usable && sp.mailbox == 1 && sp.node == mine.node;
+        nodes_[static_cast<std::size_t>(r)] = sp.node;
         pids[static_cast<std::size_t>(r)] = sp.pid;
     }
     if (!usable) {

@@ -4,12 +4,20 @@
 #include "pgas_service.hpp"
 
 #include "hypercube.hpp"
+#include "message_path.hpp"
 #include "wire.hpp"
 
 #include <rampart/comm/comm.hpp>
 #include <rampart/recovery/recovery.hpp>
 
+#include <rampart/task/config.hpp>
+
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
 
 namespace rampart::pgas::detail {
 
@@ -24,12 +32,22 @@ std::int64_t now_us() {
 constexpr std::size_t kept_exchanges = 4;
 }  // namespace
 
+namespace {
+std::uint64_t node_of(int rank) {
+    if (const auto k = read_environment_config().ranks_per_node)
+        return (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rank / *k);
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return 1;
+    return (std::hash<std::string>{}(name) | 1) & ~(std::uint64_t{1} << 63);
+}
+}  // namespace
+
 pgas_service& pgas_service::get() {
     static pgas_service s;
     return s;
 }
 
-pgas_service::pgas_service() : me_(comm::rank()), p_(comm::size()) {
+pgas_service::pgas_service() : me_(comm::rank()), p_(comm::size()), node_(node_of(me_)) {
     const auto n = static_cast<std::size_t>(p_);
     dead_ = std::make_unique<std::atomic<std::uint8_t>[]>(n);
     death_us_ = std::make_unique<std::atomic<std::int64_t>[]>(n);
@@ -96,8 +114,48 @@ std::vector<std::vector<char>> pgas_service::exchange(std::uint64_t key, std::ve
     return out;
 }
 
+void pgas_service::add_array(std::uint64_t uid, std::weak_ptr<message_path> path) {
+    std::lock_guard l(arrays_m_);
+    arrays_[uid] = std::move(path);
+}
+
+void pgas_service::remove_array(std::uint64_t uid) {
+    std::lock_guard l(arrays_m_);
+    arrays_.erase(uid);
+}
+
+void pgas_service::send_array_message(int dest, std::uint64_t uid, std::vector<char> bytes,
+                                      std::function<void()> sent) {
+    head h{head::magic_value, kind::array, uid, 0, static_cast<std::uint32_t>(bytes.size())};
+    std::vector<char> start(sizeof h);
+    std::memcpy(start.data(), &h, sizeof h);
+    auto kept = std::make_shared<std::vector<char>>(std::move(bytes));
+    send(dest, std::move(start), {{kept->data(), kept->size()}},
+         [kept, sent = std::move(sent)](bool) {
+             if (sent) sent();
+         },
+         epoch());
+}
+
+// A message of an array's message path: to that array, outside m_.
+void pgas_service::to_array(int source, const decoded& d) {
+    std::shared_ptr<message_path> path;
+    {
+        std::lock_guard l(arrays_m_);
+        if (auto it = arrays_.find(d.h.key); it != arrays_.end()) path = it->second.lock();
+    }
+    auto m = decode_message(d.payload);
+    if (!m || m->uid != d.h.key) {
+        std::lock_guard l(m_);
+        ++malformed_;
+        return;
+    }
+    if (path) path->on_message(source, *m);  // else destroyed here, or not made yet: it is asked again
+}
+
 void pgas_service::on_message(int source, std::vector<char>&& bytes, std::size_t offset) {
     auto d = decode(bytes, offset);
+    if (d && d->h.what == kind::array && source >= 0 && source < p_) return to_array(source, *d);
     std::lock_guard l(m_);
     if (!d || source < 0 || source >= p_) {
         ++malformed_;
@@ -133,6 +191,7 @@ void pgas_service::on_recovery(const std::vector<int>& replaced, const std::vect
     {
         std::lock_guard l(m_);
         if (changed) deaths_.fetch_add(1);
+        recoveries_.fetch_add(1);
         cv_.notify_all();
     }
     {

@@ -25,6 +25,9 @@
 
 namespace rampart::pgas::detail {
 
+class message_path;
+struct decoded;
+
 class pgas_service final : public comm::service {
 public:
     /// The process's service; the first call attaches it (collective).
@@ -32,6 +35,13 @@ public:
 
     int rank() const noexcept { return me_; }
     int size() const noexcept { return p_; }
+    /// This process's node: its host, or rank / k with RAMPART_RANKS_PER_NODE=k.
+    std::uint64_t node() const noexcept { return node_; }
+    /// Every rank's node, as told when the service started (0: unknown,
+    /// the rank died before).
+    const std::vector<std::uint64_t>& nodes() const noexcept { return nodes_; }
+    /// The recoveries this process has gone through.
+    std::uint64_t recoveries() const noexcept { return recoveries_.load(); }
     bool dead(int r) const noexcept { return dead_[static_cast<std::size_t>(r)].load(std::memory_order_acquire) != 0; }
     /// alive[r] for every rank, as known now.
     std::vector<char> alive() const;
@@ -52,6 +62,16 @@ public:
     /// on, until the returned handle is destroyed.
     std::shared_ptr<void> on_deaths(std::function<void()> job);
 
+    /// The arrays whose ranks span nodes get their messages here (see
+    /// message_path.hpp), by the array's number, until they go.
+    void add_array(std::uint64_t uid, std::weak_ptr<message_path> path);
+    void remove_array(std::uint64_t uid);
+    /// Sends a message of array `uid`'s message path; `sent` runs once MPI
+    /// has sent it.
+    void send_array_message(int dest, std::uint64_t uid, std::vector<char> bytes, std::function<void()> sent = {});
+    /// While above 0, the engine polls without pausing (an operation waits).
+    void busy_for_operations(int delta) { busy(delta); }
+
     void on_message(int source, std::vector<char>&& bytes, std::size_t offset) override;
     void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
                      const std::vector<std::vector<char>>& states) override;
@@ -69,8 +89,14 @@ private:
     void wait_step(std::uint64_t seq, int k, std::uint64_t& seen);
     void post_again_if_deaths(std::uint64_t seq, int k, std::uint64_t& seen);
     void run_jobs();
+    void to_array(int source, const decoded& d);
 
     int me_ = 0, p_ = 1;
+    std::uint64_t node_ = 0;
+    std::vector<std::uint64_t> nodes_;
+    std::atomic<std::uint64_t> recoveries_{0};
+    std::mutex arrays_m_;
+    std::map<std::uint64_t, std::weak_ptr<message_path>> arrays_;
     std::unique_ptr<std::atomic<std::uint8_t>[]> dead_;
     std::unique_ptr<std::atomic<std::int64_t>[]> death_us_;
     std::atomic<std::uint64_t> deaths_{0};

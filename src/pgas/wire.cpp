@@ -21,7 +21,8 @@ comm::wire_result<decoded> decode(const std::vector<char>& bytes, std::size_t of
     decoded d;
     std::memcpy(&d.h, bytes.data() + offset, sizeof(head));
     if (d.h.magic != head::magic_value) return result::refused("not an array message (magic)");
-    if (d.h.what != kind::exchange && d.h.what != kind::barrier) return result::refused("unknown kind");
+    if (d.h.what != kind::exchange && d.h.what != kind::barrier && d.h.what != kind::array)
+        return result::refused("unknown kind");
     const std::size_t rest = bytes.size() - offset - sizeof(head);
     if (rest != d.h.payload) return result::refused("payload of " + std::to_string(rest) + " bytes, head says " +
                                                     std::to_string(d.h.payload));

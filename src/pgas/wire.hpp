@@ -13,6 +13,7 @@ namespace rampart::pgas::detail {
 enum class kind : std::uint32_t {
     exchange = 1,  // this rank's part of collective exchange `key` (the payload)
     barrier = 2,   // the sender has completed the steps below `step` of barrier `key`
+    array = 3,     // a message of array `key`'s message path (the payload: message_format.hpp)
 };
 
 struct head {

@@ -13,8 +13,9 @@ extern char** environ;
 namespace rampart {
 namespace {
 
-constexpr std::array<std::string_view, 6> known_names{"RAMPART_THREADS", "RAMPART_KILL",       "RAMPART_REPORT",
-                                                      "RAMPART_SPARES",  "RAMPART_ERROR_RATE", "RAMPART_SEED"};
+constexpr std::array<std::string_view, 7> known_names{"RAMPART_THREADS",    "RAMPART_KILL", "RAMPART_REPORT",
+                                                      "RAMPART_SPARES",     "RAMPART_ERROR_RATE", "RAMPART_SEED",
+                                                      "RAMPART_RANKS_PER_NODE"};
 
 int parse_int_at_least(std::string_view name, std::string_view text, int least, const char* what) {
     int v = 0;
@@ -102,6 +103,8 @@ environment_config read_environment_config() {
             if (ec != std::errc{} || end != value.data() + value.size() || value.empty())
                 throw rampart::invalid_argument("rampart: RAMPART_SEED='" + std::string(value) +
                                                 "' is not a non-negative integer");
+        } else if (name == "RAMPART_RANKS_PER_NODE") {
+            c.ranks_per_node = parse_int_at_least(name, value, 1, "positive");
         } else if (name == "RAMPART_REPORT") {
             if (value.empty()) throw rampart::invalid_argument("rampart: RAMPART_REPORT is empty");
             c.report = std::string(value);

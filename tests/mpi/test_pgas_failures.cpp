@@ -283,7 +283,47 @@ void read_inc_dies(const std::string& step) {
     counter.sync();
 }
 
+// Across nodes (one rank a node: the message path). A holder of block 2
+// (primary on rank 2, shadow on rank 3) dies at `step` of the first write it
+// applies: rank 1's read_inc of element 2 by 7 (or its put of 7). Rank 1's
+// call still returns, with an old value made of some of the others' adds
+// (which may come first, as the call had not ended); the survivors add 1
+// each; the increment counts exactly once. Then the other holder dies too, and the
+// value is read from the shadow made after the first death.
+void holder_dies(const std::string& op, const std::string& step) {
+    pg::array<long> counter("counter", 4);
+    const int me = mpi_test::rank(), victim = step == "before_answer" ? 3 : 2;
+    if (me == victim) pg::detail::kill_during_write(step, 1, 2);
+    counter.sync();
+    if (me == 1 && op == "read_inc") {
+        const long old = counter.read_inc(2, 7);
+        EXPECT_TRUE(old >= 0 && old <= mpi_test::size() - 2) << "old value " << old;
+    }
+    if (me == 1 && op == "put") counter.put(pg::patch::element(2), std::vector<long>{7});
+    if (me == victim)
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // it dies in the engine's thread
+    mpi_test::wait_for_lost(1);
+    counter.read_inc(2, 1);
+    counter.sync();
+    const long want = 7 + (mpi_test::size() - 1);
+    EXPECT_EQ(counter.get(pg::patch::element(2)).get().at(0), want);
+    counter.reshadow();
+    counter.sync();
+    EXPECT_EQ(counter.differing_copies(), std::vector<int>{});
+    report((op + "_holder_dies_" + step).c_str(), {}, counter);
+    counter.sync();
+    mpi_test::kill_ranks({5 - victim});
+    mpi_test::wait_for_lost(2);
+    EXPECT_EQ(counter.get(pg::patch::element(2)).get().at(0), want);  // from the new shadow
+    counter.sync();
+}
+
 }  // namespace
+
+TEST(PgasFailures, read_inc_holder_dies_before_forward) { holder_dies("read_inc", "before_forward"); }
+TEST(PgasFailures, read_inc_holder_dies_after_forward) { holder_dies("read_inc", "after_forward"); }
+TEST(PgasFailures, read_inc_holder_dies_before_answer) { holder_dies("read_inc", "before_answer"); }
+TEST(PgasFailures, put_holder_dies_after_forward) { holder_dies("put", "after_forward"); }
 
 TEST(PgasFailures, put_dies_in_primary) { put_dies("in_primary", 1); }
 TEST(PgasFailures, put_dies_between) { put_dies("between", 1); }

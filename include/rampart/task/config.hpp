@@ -43,6 +43,10 @@ struct environment_config {
     /// must handle); plain tasks are never touched.
     double error_rate = 0;
     std::uint64_t seed = 1;  ///< RAMPART_SEED: seed of those failures
+    /// RAMPART_RANKS_PER_NODE: treat every k consecutive ranks as one node,
+    /// whatever their hosts (placement and data paths across nodes, tried on
+    /// one machine)
+    std::optional<int> ranks_per_node;
 };
 
 /// Parses one RAMPART_KILL value, e.g. "1@iter40,2@0.5s".
