@@ -10,7 +10,9 @@ draws the figures from it.
   (a) latency and bandwidth, 2 ranks: rampart-bench-pgas --mode latency and
       --mode bandwidth, and rampart-bench-mpi-one-sided (both window kinds,
       which also gives the two-sided round trip), 5 jobs of each, the two
-      programs alternating (each round: pgas latency, MPI, pgas bandwidth);
+      programs alternating (each round: pgas latency, the same with one rank
+      a node (RAMPART_RANKS_PER_NODE=1: the message path), MPI, pgas
+      bandwidth);
       each figure is the median over the jobs of the job's figure (itself a
       median over samples, see the programs' header comments);
   (b) barrier at 2, 4 and 8 ranks: rampart-bench-pgas --mode barrier against
@@ -58,6 +60,7 @@ FAULT_LONG_ITERATIONS = 4000
 FIRST_AFTER_KILL = 10    # "the first iterations after the kill": kill_at .. kill_at + 9
 LATER_SLACK = 1.5        # later iterations "back to the fault-free latency": median <= 1.5 x fault-free median
 EXTRA_AFTER_DETECTION_MS = 5.0
+ACROSS_ITERATIONS = 2000  # calls per sample across nodes
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 commands = []   # every distinct command, as run (from "-n" on)
@@ -95,12 +98,16 @@ def machine():
             "mpi": version.splitlines()[0].strip() if version else None}
 
 
-def job(a, ranks, program, args):
+def job(a, ranks, program, args, ranks_per_node=None):
     """One mpiexec job; the JSON object rank 0 printed. Started again when
-    the launcher failed to start; any other failure ends the script."""
+    the launcher failed to start; any other failure ends the script. With
+    ranks_per_node, every that many ranks count as one node (the arrays'
+    message path)."""
     global restarts
-    cmd = [mpiexec(), *FLAGS, "-n", str(ranks), str(Path(a.build) / "bench" / program), "--json", *map(str, args)]
-    shown = " ".join(cmd[cmd.index("-n"):])
+    nodes = ["-x", f"RAMPART_RANKS_PER_NODE={ranks_per_node}"] if ranks_per_node else []
+    cmd = [mpiexec(), *FLAGS, *nodes, "-n", str(ranks), str(Path(a.build) / "bench" / program), "--json",
+           *map(str, args)]
+    shown = " ".join(cmd[cmd.index(nodes[0] if nodes else "-n"):])
     if shown not in commands:
         commands.append(shown)
     for attempt in range(3):
@@ -220,10 +227,14 @@ def main():
               "oversubscribed": 8 > (os.cpu_count() or 1)}
     print(f"run_pgas.py: {report['machine']['nproc']} cores, {report['machine']['cpu_model']}", flush=True)
 
-    # (a) latency and bandwidth at 2 ranks, the programs alternating.
-    lat_jobs, bw_jobs, mpi_jobs = [], [], []
+    # (a) latency and bandwidth at 2 ranks, the programs alternating; and the
+    # latency across nodes (one rank a node: the message path), with fewer
+    # calls per sample (each takes tens of microseconds).
+    lat_jobs, bw_jobs, mpi_jobs, across_jobs = [], [], [], []
     for i in range(a.jobs):
         lat_jobs.append(job(a, 2, "rampart-bench-pgas", ["--mode", "latency"])["latency_us"])
+        across_jobs.append(job(a, 2, "rampart-bench-pgas", ["--mode", "latency", "--iterations", ACROSS_ITERATIONS],
+                               ranks_per_node=1)["latency_us"])
         mpi_jobs.append(job(a, 2, "rampart-bench-mpi-one-sided", []))
         bw_jobs.append(job(a, 2, "rampart-bench-pgas", ["--mode", "bandwidth"])["bandwidth_GBps"])
         print(f"  latency/bandwidth round {i + 1}/{a.jobs}: put {lat_jobs[-1]['shadows']['put']['median']:.3f} us "
@@ -237,6 +248,12 @@ def main():
     for kind in ("allocate", "create"):
         latency_us[f"mpi_{kind}"] = {op: mpi["latency_us"][kind][MPI_OP[op]] for op in OPS}
     latency_us["ga_reference"] = dict(GA_US)
+    across, across_lo, across_hi = median_over_jobs(across_jobs)
+    latency_across_nodes_us = {"rampart_shadows": {op: across["shadows"][op]["median"] for op in OPS},
+                               "rampart_no_shadows": {op: across["no_shadows"][op]["median"] for op in OPS},
+                               "two_sided_round_trip": mpi["round_trip_us"],
+                               "min_max_over_jobs": {k: {op: [across_lo[k][op]["median"], across_hi[k][op]["median"]]
+                                                         for op in OPS} for k in ("shadows", "no_shadows")}}
     latency_spread = {"rampart_shadows": {op: [lat_lo["shadows"][op]["median"], lat_hi["shadows"][op]["median"]]
                                           for op in OPS},
                       "rampart_no_shadows": {op: [lat_lo["no_shadows"][op]["median"],
@@ -254,6 +271,7 @@ def main():
                                                   mpi_hi["bandwidth_GBps"]["allocate"][op][b]]
                                               for b in mpi["bandwidth_GBps"]["allocate"][op]} for op in ("put", "get")}}
     report.update({"latency_us": latency_us, "latency_us_min_max_over_jobs": latency_spread,
+                   "latency_across_nodes_us": latency_across_nodes_us,
                    "round_trip_us_2_ranks": mpi["round_trip_us"],
                    "bandwidth_GBps": bandwidth, "bandwidth_GBps_min_max_over_jobs": bandwidth_spread,
                    "latency_jobs": {"rampart": lat_jobs, "mpi": [m["latency_us"] for m in mpi_jobs]},
@@ -326,6 +344,11 @@ def main():
           numerator_us=ls["put"], denominator_us=ln["put"])
     check(checks, "get with shadows", ls["get"], "<=", 0.2, "us", without_shadows_us=ln["get"])
     check(checks, "read_inc with shadows", ls["read_inc"], "<=", 0.3, "us")
+    rt = mpi["round_trip_us"]
+    for op in OPS:
+        check(checks, f"across nodes: {op} with shadows / two-sided 8-byte round trip",
+              latency_across_nodes_us["rampart_shadows"][op] / rt, "<=", 3.0, "ratio",
+              numerator_us=latency_across_nodes_us["rampart_shadows"][op], denominator_us=rt)
     mib = str(MIB)
     for op, target in (("put", 0.45), ("get", 0.9)):
         num, den = bandwidth["rampart_shadows"][op][mib], bandwidth["mpi_allocate"][op][mib]
@@ -360,6 +383,9 @@ def main():
     for name, row in latency_us.items():
         print(f"  {name:20s}" + "".join(f"{row[op]:10.3f}" for op in OPS))
     print(f"  two-sided round trip {mpi['round_trip_us']:.3f} us")
+    print("  across nodes (one rank a node, the message path):")
+    for name in ("rampart_shadows", "rampart_no_shadows"):
+        print(f"  {name:20s}" + "".join(f"{latency_across_nodes_us[name][op]:10.3f}" for op in OPS))
     sizes = list(bandwidth["mpi_allocate"]["put"])
     print("bandwidth, GB/s\n  " + " " * 24 + "".join(f"{int(b) // 1024:>8d}K" for b in sizes))
     for name in ("rampart_shadows", "rampart_no_shadows", "mpi_allocate", "mpi_create"):

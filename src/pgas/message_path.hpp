@@ -85,6 +85,7 @@ private:
         std::uint32_t status = 0;  // answer_status, or the role in a located
         int hint = -1;
         std::vector<char> result;
+        std::atomic<bool>* flag = nullptr;  // set once answered: the caller spins on it first
     };
 
     // message_holder.cpp
@@ -107,7 +108,8 @@ private:
     std::vector<char> call(int b, const patch& asked, message request);
     int locate(int b, const patch& asked);
     void on_answer(const message& m);
-    bool wait_answer(std::uint64_t seq, std::uint64_t recoveries, std::uint64_t deaths);
+    bool wait_answer(std::uint64_t seq, const std::atomic<bool>& flag, std::uint64_t recoveries,
+                     std::uint64_t deaths);
     std::map<int, waiting> ask_all(std::map<int, message> to);
 
     std::string name_;
