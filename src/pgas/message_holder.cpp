@@ -82,6 +82,15 @@ void message_path::answer(int dest, std::uint64_t seq, answer_status st, int hin
     }
 }
 
+void message_path::acknowledge(int primary, int block, std::uint64_t version) {
+    message a;
+    a.what = message_kind::ack;
+    a.uid = uid_;
+    a.block = block;
+    a.version = version;
+    send(primary, a);
+}
+
 void message_path::on_message(int source, const message& m) {
     switch (m.what) {
         case message_kind::request: return on_request(source, m);
@@ -188,12 +197,7 @@ void message_path::on_forward(int source, const message& m) {
         for (auto e = h.early.begin(); e != h.early.end() && e->first <= h.version + 1; e = h.early.erase(e))
             if (e->first == h.version + 1) apply_forward(h, e->second);
     }
-    message a;
-    a.what = message_kind::ack;
-    a.uid = uid_;
-    a.block = m.block;
-    a.version = h.version;
-    send(source, a);
+    acknowledge(source, m.block, h.version);
 }
 
 void message_path::on_ack(int source, const message& m) {
@@ -257,12 +261,7 @@ void message_path::on_copy(int source, const message& m) {
     h.bytes = m.data;
     h.version = m.version;
     h.done = std::move(done);
-    message a;
-    a.what = message_kind::ack;
-    a.uid = uid_;
-    a.block = m.block;
-    a.version = h.version;
-    send(source, a);
+    acknowledge(source, m.block, h.version);
 }
 
 void message_path::on_locate(int source, const message& m) {

@@ -103,6 +103,7 @@ private:
     void send_copy(int b, held& h);
     void answer(int dest, std::uint64_t seq, answer_status st, int hint, std::vector<char> result);
     void send(int dest, const message& m);
+    void acknowledge(int primary, int block, std::uint64_t version);
 
     // message_client.cpp
     std::vector<char> call(int b, const patch& asked, message request);

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     const std::uint64_t inputs = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1000000;
     const std::uint64_t seed = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1;
     std::vector<target> all = comm_targets();
-    for (auto* more : {&typed_targets, &store_targets})
+    for (auto* more : {&typed_targets, &store_targets, &pgas_targets})
         for (target& t : more()) all.push_back(std::move(t));
     int ran = 0;
     bool ok = true;
