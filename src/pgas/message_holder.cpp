@@ -63,7 +63,13 @@ message_path::message_path(std::string name, std::uint64_t uid, const distributi
         h.peer = h.primary ? shadow_[i] : primary_[i];
         h.bytes.assign(static_cast<std::size_t>(dist_.block_patch(b).elements()) * ops_.bytes, 0);
     }
+    // Requests come at any time, also while this rank computes: its engine
+    // must look for them without its idle naps of milliseconds (it still
+    // pauses, briefly, after a long stretch with nothing to do).
+    svc_.busy_for_operations(1);
 }
+
+message_path::~message_path() { stop(); }
 
 void message_path::send(int dest, const message& m) { svc_.send_array_message(dest, uid_, encode_message(m)); }
 
@@ -371,8 +377,10 @@ array_counters message_path::counters() const {
 
 void message_path::stop() {
     std::lock_guard l(m_);
+    if (stopped_) return;
     stopped_ = true;
     held_.clear();
+    svc_.busy_for_operations(-1);
 }
 
 }  // namespace rampart::pgas::detail

@@ -39,6 +39,9 @@ public:
     /// none); this rank makes the copies it holds, zero-filled.
     message_path(std::string name, std::uint64_t uid, const distribution& dist, element_ops ops, bool shadows,
                  std::vector<int> primary, std::vector<int> shadow, pgas_service& svc);
+    ~message_path();
+    message_path(const message_path&) = delete;
+    message_path& operator=(const message_path&) = delete;
 
     // Operations of this rank (message_client.cpp). `q` lies in block b.
     void put(int b, const patch& asked, const patch& q, const char* data);
