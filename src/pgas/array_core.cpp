@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <utility>
 
@@ -229,11 +230,19 @@ array_core::array_core(std::string name, std::function<distribution(int)> cut, e
     if (a.svc.deaths() != deaths_before) a.after_deaths();  // deaths during creation: no job yet
 }
 
+// While an exception unwinds the stack, the other ranks are not destroying
+// the array with this one: its memory goes without the collective barrier
+// (the job is ending, or the program has already broken the collective
+// order).
 array_core::~array_core() {
     if (!impl_) return;  // moved from
     if (!impl_->gone.load()) {
         try {
-            destroy();
+            if (std::uncaught_exceptions() > 0) {
+                impl_->release();
+            } else {
+                destroy();
+            }
         } catch (...) {
         }
     }
@@ -242,8 +251,12 @@ array_core::~array_core() {
 
 void array_core::destroy() {
     check_usable("destroy");
-    impl& a = *impl_;
-    a.svc.barrier();  // nobody uses the array any more
+    impl_->svc.barrier();  // nobody uses the array any more
+    impl_->release();
+}
+
+void array_core::impl::release() {
+    impl& a = *this;
     a.gone.store(true);
     a.repairs_job.reset();  // waits for a repair under way
     if (a.msg) {

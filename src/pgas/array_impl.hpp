@@ -69,6 +69,8 @@ struct array_core::impl {
     bool every_block_shadowed() const;
     /// After deaths and recoveries: repairs, promotions, new shadows.
     void after_deaths();
+    /// This rank's part of destroying the array (after the barrier).
+    void release();
     void count(std::uint64_t array_counters::*field) const;
 };
 

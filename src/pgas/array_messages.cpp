@@ -5,8 +5,11 @@
 #include "message_path.hpp"
 #include "placement.hpp"
 
+#include <rampart/task/errors.hpp>
+
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace rampart::pgas::detail {
 
@@ -48,9 +51,18 @@ attempt try_create_messages(array_core::impl& a, const std::function<distributio
     const bool all_same = std::all_of(decisions.begin(), decisions.end(),
                                       [](const auto& d) { return d.empty() || d == std::vector<char>{1}; });
     if (!all_same) return attempt::again;
-    const auto alive = a.svc.alive();
+    // The agreed view, not this rank's view now: a death learnt of since
+    // would make this rank lay out differently (the dead rank's blocks are
+    // promoted from their shadows right after, as after any death).
+    const std::vector<char> alive(mine.begin() + sizeof(std::uint64_t), mine.end());
     a.dist = cut(static_cast<int>(std::count(alive.begin(), alive.end(), 1)));
     const int blocks = a.dist.blocks();
+    for (int b = 0; b < blocks; ++b)
+        if (a.block_bytes(b) > max_block_bytes_across_nodes)
+            throw rampart::invalid_argument("rampart::pgas: array '" + a.name + "': block " + std::to_string(b) +
+                                            " holds " + std::to_string(a.block_bytes(b)) +
+                                            " bytes; across nodes a block holds at most 4 GiB - 1 MiB "
+                                            "(use more blocks)");
     auto owners = block_owners(blocks, alive);
     if (owners.empty()) return attempt::too_few_ranks;
     std::vector<int> shadow(static_cast<std::size_t>(blocks), -1);

@@ -21,8 +21,6 @@ constexpr std::array<std::string_view, 6> step_names{"",        "in_primary",   
                                                      "before_forward", "after_forward", "before_answer"};
 }  // namespace
 
-kill_step kill_step_set() { return static_cast<kill_step>(kill_at.load(std::memory_order_relaxed)); }
-
 kill_step kill_now(int primary_rank) {
     const int step = kill_at.load(std::memory_order_relaxed);
     if (step == 0 || primary_rank != kill_block_rank.load()) return kill_step::none;

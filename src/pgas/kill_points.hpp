@@ -17,8 +17,6 @@ enum class kill_step : int {
 /// The step at which to die in this write to a block whose primary is on
 /// `primary_rank` (counted down by kill_during_write's nth), or none.
 kill_step kill_now(int primary_rank);
-/// The step of the hook set, for holders that check only some (none: unset).
-kill_step kill_step_set();
 /// Prints "rank R: dies STEP" and raises SIGKILL.
 [[noreturn]] void die(int me, const char* step);
 

@@ -10,6 +10,7 @@
 #include <rampart/pgas/errors.hpp>
 #include <rampart/task/errors.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -41,6 +42,7 @@ struct busy_while {
 }  // namespace
 
 void message_path::on_answer(const message& m) {
+    if (m.hint < -1 || m.hint >= svc_.size() || m.status > 2) return;  // malformed
     std::lock_guard l(client_m_);
     auto it = waiting_.find(m.seq);
     if (it == waiting_.end() || it->second.answered) return;  // an answer to an earlier asking
@@ -90,8 +92,12 @@ std::vector<char> message_path::call(int b, const patch& asked, message request)
             p.waiting_.erase(seq);
         }
     } done{*this, seq};
-    const auto give_up = clock::now() + give_up_after;
-    while (clock::now() < give_up) {
+    auto give_up = clock::now() + give_up_after;
+    for (auto seen = svc_.recoveries(); clock::now() < give_up;) {
+        if (svc_.recoveries() != seen) {  // a recovery: its time does not count
+            seen = svc_.recoveries();
+            give_up = clock::now() + give_up_after;
+        }
         int target = -1;
         {
             std::lock_guard l(client_m_);
@@ -209,7 +215,7 @@ int message_path::locate(int b, const patch& asked) {
     if (primary < 0) {
         {
             std::lock_guard l(m_);
-            ++counts_.lost_blocks;
+            if (lost_.insert(b).second) ++counts_.lost_blocks;
         }
         throw data_lost(name_, asked, b, dist_.block_patch(b));
     }
@@ -249,6 +255,16 @@ void message_path::read_inc(int b, const patch& asked, std::array<std::int64_t, 
         throw rampart::error("rampart::pgas: array '" + name_ + "': a read_inc was answered with " +
                              std::to_string(r.size()) + " bytes");
     std::memcpy(old, r.data(), r.size());
+}
+
+bool message_path::every_block_shadowed() {
+    const auto alive = svc_.alive();
+    if (!shadows_ || std::count(alive.begin(), alive.end(), 1) < 2) return true;
+    for (int b = 0; b < dist_.blocks(); ++b) {
+        const auto [primary, shadow] = holders(b);
+        if (primary >= 0 && shadow < 0) return false;  // (a lost block has neither)
+    }
+    return true;
 }
 
 std::vector<int> message_path::differing_copies() {

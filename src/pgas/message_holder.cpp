@@ -11,6 +11,7 @@
 
 #include <rampart/task/errors.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -19,6 +20,10 @@
 namespace rampart::pgas::detail {
 
 namespace {
+
+// A shadow keeps at most this many forwards past a gap (a dropped one,
+// which comes again after the recovery that dropped it).
+constexpr std::uint64_t max_early = 4096;
 
 // Whether the region of `m` is a non-empty rectangle inside `block`, of
 // one element for read_inc, with data and operand of the sizes it needs.
@@ -119,7 +124,7 @@ std::vector<char> message_path::apply(held& h, const message& m) {
     std::vector<char> out;
     for (std::int64_t i = m.region[0], k = 0; i < m.region[1]; ++i, ++k) {
         char* row = h.bytes.data() + (static_cast<std::size_t>(i) * cols + static_cast<std::size_t>(m.region[2])) * es;
-        const char* from = m.data.data() + static_cast<std::size_t>(k) * run * es;
+        const char* from = m.data.empty() ? nullptr : m.data.data() + static_cast<std::size_t>(k) * run * es;
         switch (m.op) {
             case op_kind::put: std::memcpy(row, from, run * es); break;
             case op_kind::get: append(out, row, run * es); break;
@@ -149,11 +154,12 @@ void message_path::on_request(int source, const message& m) {
     if (m.op == op_kind::get) return answer(source, m.seq, answer_status::ok, me_, apply(h, m));
     if (auto r = mine.find(m.seq); r != mine.end()) {  // asked again
         const bool shadow_lives = h.peer >= 0 && !svc_.dead(h.peer);
-        if (auto f = h.forwarded.find(r->second.version); shadow_lives && f != h.forwarded.end()) {
-            svc_.send_array_message(h.peer, uid_, f->second);  // the shadow answers
-        } else {
+        if (!shadow_lives || (!h.copy_unacked && r->second.version <= h.acked)) {
             answer(source, m.seq, answer_status::ok, me_, r->second.result);
+        } else if (auto f = h.forwarded.find(r->second.version); f != h.forwarded.end()) {
+            svc_.send_array_message(h.peer, uid_, f->second);  // the shadow answers
         }
+        // else in a new shadow's copy that is not acknowledged yet: asked again later
         return;
     }
     auto result = apply(h, m);
@@ -196,7 +202,7 @@ void message_path::on_forward(int source, const message& m) {
         auto r = theirs.find(m.seq);
         answer(m.caller, m.seq, answer_status::ok, source, r != theirs.end() ? r->second.result : m.result);
     } else if (m.version > h.version + 1) {
-        h.early[m.version] = m;  // one before it was dropped: it comes again
+        if (m.version - h.version <= max_early) h.early[m.version] = m;  // one before was dropped: it comes again
         return;
     } else {
         apply_forward(h, m);
@@ -234,7 +240,6 @@ void message_path::send_copy(int b, held& h) {
             append(c.records, &n, sizeof n);
             append(c.records, r.result.data(), n);
         }
-    h.forwarded.clear();  // the copy holds them
     h.copy_unacked = true;
     h.copy_version = h.version;
     send(h.peer, c);
@@ -331,6 +336,8 @@ void message_path::new_shadows_locked() {
         if (!h.primary || h.peer >= 0) continue;
         h.peer = shadow_host(me_, svc_.nodes(), alive);
         if (h.peer < 0) continue;
+        h.acked = 0;  // the new shadow holds nothing yet
+        h.forwarded.clear();
         send_copy(b, h);
         ++counts_.reshadowed;
     }
@@ -351,19 +358,21 @@ void message_path::after_recovery() {
     new_shadows_locked();
 }
 
+// This rank's primaries first (each new shadow acknowledged its copy),
+// then every block, as the other holders tell.
 void message_path::reshadow() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (;;) {
+    for (bool mine_done = false;;) {
         {
             std::lock_guard l(m_);
             if (stopped_) return;
             settle_locked();
             new_shadows_locked();
-            bool done = true;
-            for (const auto& [b, h] : held_)
-                if (h.primary && h.peer >= 0 && h.copy_unacked) done = false;
-            if (done) return;
+            mine_done = std::none_of(held_.begin(), held_.end(), [](const auto& bh) {
+                return bh.second.primary && bh.second.peer >= 0 && bh.second.copy_unacked;
+            });
         }
+        if (mine_done && every_block_shadowed()) return;
         if (std::chrono::steady_clock::now() > deadline)
             throw rampart::error("rampart::pgas: array '" + name_ + "': re-shadowing did not end within 60 s");
         std::this_thread::sleep_for(std::chrono::microseconds(200));

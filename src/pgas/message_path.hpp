@@ -26,12 +26,17 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace rampart::pgas::detail {
 
 class pgas_service;
+
+/// A message carries at most 4 GiB (its length is 32 bits): a block, whole
+/// in a new shadow's copy, leaves room for the results kept with it.
+inline constexpr std::size_t max_block_bytes_across_nodes = (std::size_t{1} << 32) - (std::size_t{1} << 20);
 
 class message_path {
 public:
@@ -115,6 +120,7 @@ private:
     bool wait_answer(std::uint64_t seq, const std::atomic<bool>& flag, std::uint64_t recoveries,
                      std::uint64_t deaths);
     std::map<int, waiting> ask_all(std::map<int, message> to);
+    bool every_block_shadowed();
 
     std::string name_;
     std::uint64_t uid_;
@@ -127,6 +133,7 @@ private:
     mutable std::mutex m_;  // the copies held here
     std::map<int, held> held_;
     array_counters counts_;
+    std::set<int> lost_;  // blocks found with no copy (counted once)
     bool stopped_ = false;
 
     std::mutex client_m_;  // this rank's operations
