@@ -4,7 +4,9 @@ FT-ARMCI paper's figures. Writes to bench/results/:
 
 - pgas_latency.png: 8-byte put, get, acc and read_inc (MPI: fetch_and_op)
   at 2 ranks: rampart with shadows, without, MPI on MPI_Win_allocate and on
-  MPI_Win_create, and the Global Arrays figures the issue quotes; log y,
+  MPI_Win_create, the Global Arrays figures the issue quotes, and rampart
+  across nodes (one rank a node: the message path) against 3 x the
+  two-sided round trip; log y,
   each bar labelled, the error bars span the fastest and slowest job;
 - pgas_bandwidth.png: put and get in GB/s against the size (1 KiB .. 4 MiB,
   log x): rampart with shadows, without, MPI on MPI_Win_allocate;
@@ -52,11 +54,17 @@ def subtitle(data):
 
 
 def latency(data, out):
-    lat, spread = data["latency_us"], data.get("latency_us_min_max_over_jobs", {})
-    fig, ax = plt.subplots(figsize=(10, 4.8))
-    width = 0.16
-    for i, (key, label, color) in enumerate(SERIES):
-        x = [j + (i - 2) * width for j in range(len(OPS))]
+    lat, spread = dict(data["latency_us"]), dict(data.get("latency_us_min_max_over_jobs", {}))
+    series = list(SERIES)
+    across = data.get("latency_across_nodes_us")
+    if across:  # the message path: one rank a node
+        lat["across_nodes"] = across["rampart_shadows"]
+        spread["across_nodes"] = across["min_max_over_jobs"]["shadows"]
+        series.append(("across_nodes", "rampart across nodes (message path), with shadows", "tab:purple"))
+    fig, ax = plt.subplots(figsize=(11, 5.2))
+    width = 0.8 / len(series)
+    for i, (key, label, color) in enumerate(series):
+        x = [j + (i - (len(series) - 1) / 2) * width for j in range(len(OPS))]
         y = [lat[key][op] for op in OPS]
         err = None
         if key in spread:
@@ -69,10 +77,14 @@ def latency(data, out):
                     rotation=90)
     for j, (op, t) in enumerate((("put", 0.27), ("get", 0.2), ("acc", None), ("read_inc", 0.3))):
         if t is not None:
-            ax.hlines(t, j - 2.6 * width, j + 2.6 * width, colors="red", linestyles=":", linewidth=1.2,
+            ax.hlines(t, j - 0.4, j + 0.4, colors="red", linestyles=":", linewidth=1.2,
                       label="target (rampart, with shadows)" if j == 0 else None)
+    if across:
+        rt3 = 3 * across["two_sided_round_trip"]
+        ax.hlines(rt3, -0.4, len(OPS) - 0.6, colors="tab:purple", linestyles="--", linewidth=1.0,
+                  label=f"target across nodes: 3 x two-sided round trip ({rt3:.2f} µs)")
     ax.set_yscale("log")
-    ax.set_ylim(0.01, 20)
+    ax.set_ylim(0.01, 100)
     ax.yaxis.set_major_formatter(FuncFormatter(plain))
     ax.set_xticks(range(len(OPS)))
     ax.set_xticklabels(["put", "get", "acc", "read_inc\n(MPI: fetch_and_op)"])
