@@ -1,5 +1,7 @@
 #include "datatypes.hpp"
 
+#include "significant_bytes.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -31,15 +33,15 @@ std::vector<char> pack(const void* buf, int count, MPI_Datatype type) {
 }
 
 std::uint64_t hash_data(const void* buf, int count, MPI_Datatype type, std::size_t bytes) {
-    if (contiguous(type)) return hash_bytes(buf, bytes);
+    if (contiguous(type)) return hash_significant(static_cast<const char*>(buf), bytes, type);
     const std::vector<char> packed = pack(buf, count, type);
-    return hash_bytes(packed.data(), std::min(bytes, packed.size()));
+    return hash_significant(packed.data(), std::min(bytes, packed.size()), type);
 }
 
 std::uint64_t hash_data_in_pieces(const void* buf, int count, MPI_Datatype type, std::size_t bytes,
                                   void (*between)(void*), void* context) {
     constexpr std::size_t piece = 256 * 1024;
-    if (bytes <= piece || !contiguous(type)) return hash_data(buf, count, type, bytes);
+    if (bytes <= piece || !contiguous(type) || !holes_of(type).empty()) return hash_data(buf, count, type, bytes);
     return hash_bytes_in_pieces(buf, bytes, piece, between, context);
 }
 

@@ -3,6 +3,7 @@
 // taking over the sending of a dead replica of this rank.
 
 #include "protocol.hpp"
+#include "significant_bytes.hpp"
 
 #include "datatypes.hpp"
 #include "messages_in_flight.hpp"
@@ -42,7 +43,10 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
     // in a copy of the payload, which is what that replica then believes
     // it sent.
     const bool flip = flip_now(bytes);
-    if (!op.buffered && !flip) return;  // hashed by route(), once its copies are on their way
+    // Data with bytes that hold no value (long double's) is sent as a copy
+    // with those bytes zeroed, so that every replica sends the same bytes.
+    const bool holes = !holes_of(op.type).empty();
+    if (!op.buffered && !flip && !holes) return;  // hashed by route(), once its copies are on their way
     if (op.buffered) {
         wait_until([&] { return buffered_messages_ < buffered_count; });
         ++buffered_messages_;
@@ -55,7 +59,8 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
     auto copy = std::make_shared<std::vector<char>>(
         contiguous(op.type) ? std::vector<char>(static_cast<const char*>(op.buf), static_cast<const char*>(op.buf) + bytes)
                             : pack(op.buf, op.count, op.type));
-    if (flip) flip_one(*copy);
+    clear_holes(copy->data(), copy->size(), op.type);
+    if (flip) flip_one(*copy, op.type);
     op.hash = hash_bytes(copy->data(), copy->size());
     op.payload = std::move(copy);
     if (same && !flip) *same = same_data{op.buf, op.count, op.type, op.payload, op.hash, true};
@@ -66,8 +71,21 @@ bool protocol::flip_now(std::size_t bytes) {
            std::uniform_real_distribution<double>(0.0, 1.0)(flip_random_) < flip_rate_;
 }
 
-void protocol::flip_one(std::vector<char>& bytes) {
-    const std::uint64_t bit = std::uniform_int_distribution<std::uint64_t>(0, bytes.size() * 8 - 1)(flip_random_);
+// A bit of a byte that holds a value: one flipped in a long double's unused
+// bytes would change nothing the program can see.
+void protocol::flip_one(std::vector<char>& bytes, MPI_Datatype type) {
+    const auto& holes = holes_of(type);
+    const std::size_t element = holes.empty() ? 1 : data_bytes(1, type);
+    auto in_hole = [&](std::uint64_t byte) {
+        const std::size_t at = element > 0 ? byte % element : 0;
+        for (const hole& h : holes)
+            if (at >= h.at && at < h.at + h.bytes) return true;
+        return false;
+    };
+    std::uint64_t bit = 0;
+    do {
+        bit = std::uniform_int_distribution<std::uint64_t>(0, bytes.size() * 8 - 1)(flip_random_);
+    } while (in_hole(bit / 8));
     bytes[bit / 8] = static_cast<char>(bytes[bit / 8] ^ (1 << (bit % 8)));
     ++bits_flipped;
 }

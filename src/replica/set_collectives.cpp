@@ -2,6 +2,7 @@
 // program's calls, and the comparison of the sibling replicas' results.
 
 #include "set_collectives.hpp"
+#include "significant_bytes.hpp"
 
 #include "communicators.hpp"
 #include "datatypes.hpp"
@@ -61,7 +62,8 @@ bool set_collectives::allgatherv(const void* sendbuf, int sendcount, MPI_Datatyp
     if (!contiguous(recvtype) || (sendbuf != MPI_IN_PLACE && !contiguous(sendtype))) return false;
     const auto n = static_cast<std::size_t>(p.where().ranks()), me = static_cast<std::size_t>(p.rank());
     const std::size_t size = data_bytes(1, recvtype);
-    gathering g{"MPI_Allgatherv", nullptr, static_cast<char*>(recvbuf), std::vector<int>(n), std::vector<int>(n)};
+    gathering g{"MPI_Allgatherv", nullptr, static_cast<char*>(recvbuf), std::vector<int>(n), std::vector<int>(n),
+                recvtype};
     for (std::size_t r = 0; r < n; ++r) {
         const std::size_t bytes = static_cast<std::size_t>(recvcounts[r]) * size;
         const std::size_t at = static_cast<std::size_t>(displs[r]) * size;
@@ -88,7 +90,7 @@ bool set_collectives::allreduce(const void* sendbuf, void* recvbuf, int count, M
     operands_.resize(size * static_cast<std::size_t>(n));
     gathering g{"MPI_Allreduce", static_cast<const char*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
                 operands_.data(), std::vector<int>(static_cast<std::size_t>(n), static_cast<int>(size)),
-                std::vector<int>(static_cast<std::size_t>(n))};
+                std::vector<int>(static_cast<std::size_t>(n)), type};
     for (int r = 0; r < n; ++r) g.displs[static_cast<std::size_t>(r)] = r * static_cast<int>(size);
     gather(g);
     std::vector<char*> block(static_cast<std::size_t>(n));
@@ -124,7 +126,7 @@ void set_collectives::gather(gathering& g) {
     if (sibling() >= 0) {
         std::uint64_t hashes[2] = {chain_, 0};  // each block's hash weighed by its place
         for (std::size_t r = 0; r < g.bytes.size(); ++r)
-            hashes[1] ^= hash_bytes(g.out + g.displs[r], static_cast<std::size_t>(g.bytes[r])) * (2 * r + 1);
+            hashes[1] ^= hash_significant(g.out + g.displs[r], static_cast<std::size_t>(g.bytes[r]), g.type) * (2 * r + 1);
         chain_ = hash_bytes(hashes, sizeof hashes);
         if (next_ % batch == 0) tell_sibling();
     }

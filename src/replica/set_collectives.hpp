@@ -78,6 +78,7 @@ private:
         const char* mine;  // this rank's block
         char* out;
         std::vector<int> bytes, displs;
+        MPI_Datatype type = MPI_BYTE;  // of the blocks: their bytes that hold no value are not compared
     };
     void gather(gathering& g);
     void keep_mine(const gathering& g, std::uint64_t index);

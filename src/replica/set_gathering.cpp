@@ -45,7 +45,7 @@ void set_collectives::keep_mine(const gathering& g, std::uint64_t index) {
     sent_ = g.mine;
     if (p.flip_now(bytes)) {
         outgoing_.assign(g.mine, g.mine + bytes);
-        p.flip_one(outgoing_);
+        p.flip_one(outgoing_, g.type);
         sent_ = outgoing_.data();
     }
     kept_block& k = mine_[index % kept];
