@@ -34,19 +34,19 @@ std::vector<char> encode_message(const message& m) {
     return out;
 }
 
-comm::wire_result<message> decode_message(const std::vector<char>& bytes) {
+comm::wire_result<message> decode_message(const char* data, std::size_t size) {
     using result = comm::wire_result<message>;
     fixed f{};
-    if (bytes.size() < sizeof f) return result::refused("truncated array operation");
-    std::memcpy(&f, bytes.data(), sizeof f);
+    if (size < sizeof f) return result::refused("truncated array operation");
+    std::memcpy(&f, data, sizeof f);
     if (f.what < 1 || f.what > 8) return result::refused("unknown array message");
     if (f.op < 1 || f.op > 4) return result::refused("unknown array operation");
     std::uint64_t total = sizeof f;
     for (auto n : f.lengths) {
-        if (n > bytes.size()) return result::refused("array message longer than its bytes");
+        if (n > size) return result::refused("array message longer than its bytes");
         total += n;
     }
-    if (total != bytes.size()) return result::refused("array message of the wrong length");
+    if (total != size) return result::refused("array message of the wrong length");
     message m;
     m.what = static_cast<message_kind>(f.what);
     m.op = static_cast<op_kind>(f.op);
@@ -62,8 +62,7 @@ comm::wire_result<message> decode_message(const std::vector<char>& bytes) {
     std::size_t at = sizeof f;
     std::vector<char>* parts[] = {&m.operand, &m.result, &m.data, &m.records};
     for (int i = 0; i < 4; ++i) {
-        parts[i]->assign(bytes.begin() + static_cast<std::ptrdiff_t>(at),
-                         bytes.begin() + static_cast<std::ptrdiff_t>(at + f.lengths[i]));
+        parts[i]->assign(data + at, data + at + f.lengths[i]);
         at += f.lengths[i];
     }
     return m;

@@ -49,6 +49,7 @@ struct message {
 };
 
 std::vector<char> encode_message(const message& m);
-comm::wire_result<message> decode_message(const std::vector<char>& bytes);
+/// The message in `size` bytes at `data`.
+comm::wire_result<message> decode_message(const char* data, std::size_t size);
 
 }  // namespace rampart::pgas::detail

@@ -137,15 +137,16 @@ void pgas_service::send_array_message(int dest, std::uint64_t uid, std::vector<c
          epoch());
 }
 
-// A message of an array's message path: to that array, outside m_.
-void pgas_service::to_array(int source, const decoded& d) {
+// A message of an array's message path: to that array, outside m_,
+// decoded from the engine's bytes (no copy of the payload on the way).
+void pgas_service::to_array(int source, std::uint64_t uid, const char* data, std::size_t size) {
     std::shared_ptr<message_path> path;
     {
         std::lock_guard l(arrays_m_);
-        if (auto it = arrays_.find(d.h.key); it != arrays_.end()) path = it->second.lock();
+        if (auto it = arrays_.find(uid); it != arrays_.end()) path = it->second.lock();
     }
-    auto m = decode_message(d.payload);
-    if (!m || m->uid != d.h.key) {
+    auto m = decode_message(data, size);
+    if (!m || m->uid != uid) {
         std::lock_guard l(m_);
         ++malformed_;
         return;
@@ -154,8 +155,13 @@ void pgas_service::to_array(int source, const decoded& d) {
 }
 
 void pgas_service::on_message(int source, std::vector<char>&& bytes, std::size_t offset) {
+    head h{};
+    if (offset <= bytes.size() && bytes.size() - offset >= sizeof h) std::memcpy(&h, bytes.data() + offset, sizeof h);
+    const std::size_t at = offset + sizeof h;
+    if (h.magic == head::magic_value && h.what == kind::array && at <= bytes.size() && bytes.size() - at == h.payload &&
+        source >= 0 && source < p_)
+        return to_array(source, h.key, bytes.data() + at, bytes.size() - at);
     auto d = decode(bytes, offset);
-    if (d && d->h.what == kind::array && source >= 0 && source < p_) return to_array(source, *d);
     std::lock_guard l(m_);
     if (!d || source < 0 || source >= p_) {
         ++malformed_;

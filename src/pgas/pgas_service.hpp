@@ -26,7 +26,6 @@
 namespace rampart::pgas::detail {
 
 class message_path;
-struct decoded;
 
 class pgas_service final : public comm::service {
 public:
@@ -89,7 +88,7 @@ private:
     void wait_step(std::uint64_t seq, int k, std::uint64_t& seen);
     void post_again_if_deaths(std::uint64_t seq, int k, std::uint64_t& seen);
     void run_jobs();
-    void to_array(int source, const decoded& d);
+    void to_array(int source, std::uint64_t uid, const char* data, std::size_t size);
 
     int me_ = 0, p_ = 1;
     std::uint64_t node_ = 0;

@@ -77,7 +77,7 @@ target message_target() {
     for (const auto* m : {&put, &forward, &copy}) t.seeds.push_back(encode_message(*m));
     t.decode = [seeds = t.seeds](const char* data, std::size_t size, int expected, std::string& why) {
         const bytes in(data, data + size);
-        const auto d = decode_message(in);
+        const auto d = decode_message(in.data(), in.size());
         if (!d) {
             why = d.why();
             return verdict::refused;
