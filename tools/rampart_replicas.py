@@ -21,6 +21,7 @@ of the rank ran to the end.
 import glob
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -100,9 +101,13 @@ def launch(a, prog, mpiexec):
         env["RAMPART_SEED"] = str(a.seed)
     if os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Python randomizes its string hashes per process, and so the order of
+    # a set's elements, and so the bytes of a pickled set: every process of
+    # the job gets one seed, drawn for the job, so that replicas agree.
+    env.setdefault("PYTHONHASHSEED", str(random.randrange(1, 2**32)))
     cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag"]
     for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_REPLICA_SPARES", "RAMPART_KILL", "RAMPART_FLIP_BITS",
-                 "RAMPART_SEED"):
+                 "RAMPART_SEED", "PYTHONHASHSEED"):
         if name in env:
             cmd += ["-x", name]
     # The program's processes only, not the launcher.

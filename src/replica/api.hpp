@@ -22,6 +22,20 @@ protocol& started(const char* fn);
 /// call (printed by one replica of the rank).
 int program_error(const communicator* c, int code, const char* fn, const std::string& what);
 
+/// Calls the program's own error handler of `c` with `code`; false when
+/// `c` has one of MPI's.
+bool call_user_errhandler(const communicator& c, int code);
+
+/// The attributes of a communicator being duplicated, through their keys'
+/// copy callbacks: MPI_SUCCESS or the error a callback returned.
+int copy_attributes(const communicator& from, communicator& to);
+/// Deletes every attribute of `c`, last set first, through the delete callbacks.
+int delete_attributes(communicator& c);
+
+/// A new communicator of the same ranks, topology and error handler (no
+/// attributes), its id agreed over `c`.
+communicator* duplicate(communicator& c);
+
 /// The communicator behind a handle, or nullptr after reporting the error.
 communicator* find_comm(MPI_Comm c, const char* fn, int* rc);
 

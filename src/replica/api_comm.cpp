@@ -3,6 +3,7 @@
 
 #include "api.hpp"
 #include "collectives.hpp"
+#include "nodes.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -23,6 +24,22 @@ int agree_on_id(rp::communicator* parent) {
     rp::protocol::get().abort_job(6, "more than " + std::to_string(rp::max_communicators) + " communicators at once");
 }
 
+// A communicator over the members of `g` alone, which only they create
+// (MPI_Comm_create_group, MPI_Comm_create_from_group): the id is agreed on
+// a context kept for this, with tags from the program's tag, so that
+// creations of other tags in flight together stay apart.
+int agree_in_group(const rp::group& g, int tag, const char* fn, int* id) {
+    rp::communicator members;
+    members.id = rp::group_creation_id;
+    members.ranks = g.ranks;
+    members.my_rank = members.rank_of(rp::protocol::get().rank());
+    if (members.my_rank < 0)
+        return rp::program_error(nullptr, MPI_ERR_GROUP, fn, "called by a rank that is not in the group");
+    members.collectives = tag & rp::max_app_tag;
+    *id = agree_on_id(&members);
+    return MPI_SUCCESS;
+}
+
 MPI_Comm make(int id, std::vector<int> ranks, const rp::communicator* like) {
     rp::communicator* c = rp::communicators::get().make(id, std::move(ranks));
     c->my_rank = c->rank_of(rp::protocol::get().rank());
@@ -30,13 +47,28 @@ MPI_Comm make(int id, std::vector<int> ranks, const rp::communicator* like) {
     return rp::communicators::get().handle(c);
 }
 
-rp::group* group_of(MPI_Group g) {
-    static rp::group empty;
-    if (g == MPI_GROUP_EMPTY) return &empty;
-    return rp::to_group(g);
+// MPI_COMM_TYPE_HW_GUIDED asked for the shared-memory domain, the node.
+bool guided_to_node(MPI_Info info) {
+    if (info == MPI_INFO_NULL) return false;
+    char value[64] = {};
+    int length = sizeof value - 1, flag = 0;
+    PMPI_Info_get_string(info, "mpi_hw_resource_type", &length, value, &flag);
+    return flag && std::string(value) == "mpi_shared_memory";
 }
 
 }  // namespace
+
+namespace rampart::replica::detail {
+
+communicator* duplicate(communicator& c) {
+    MPI_Comm made = make(agree_on_id(&c), c.ranks, &c);
+    communicator* d = communicators::get().find(made);
+    d->dims = c.dims;
+    d->periods = c.periods;
+    return d;
+}
+
+}  // namespace rampart::replica::detail
 
 #define RAMPART_COMM(handle, fn)                          \
     rp::started(fn);                                      \
@@ -46,12 +78,29 @@ rp::group* group_of(MPI_Group g) {
 
 extern "C" {
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) { return MPI_Comm_dup_with_info(comm, MPI_INFO_NULL, newcomm); }
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info, MPI_Comm* newcomm) {
     RAMPART_COMM(comm, "MPI_Comm_dup");
-    *newcomm = make(agree_on_id(c), c->ranks, c);
-    rp::communicators::get().find(*newcomm)->dims = c->dims;
-    rp::communicators::get().find(*newcomm)->periods = c->periods;
+    rp::communicator* made = rp::duplicate(*c);
+    if ((rc = rp::copy_attributes(*c, *made))) {
+        rp::delete_attributes(*made);
+        rp::communicators::get().free(made);
+        return rc;
+    }
+    *newcomm = rp::communicators::get().handle(made);
     return MPI_SUCCESS;
+}
+
+// Done at the call (an id is agreed at once): the request is complete.
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
+    const int rc = MPI_Comm_dup_with_info(comm, info, newcomm);
+    if (rc == MPI_SUCCESS) *request = rp::to_handle(std::make_shared<rp::keep_alive>(nullptr));
+    return rc;
+}
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+    return MPI_Comm_idup_with_info(comm, MPI_INFO_NULL, newcomm, request);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
@@ -79,7 +128,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
     RAMPART_COMM(comm, "MPI_Comm_create");
-    rp::group* g = group_of(group);
+    rp::group* g = rp::to_group(group);
     if (!g) return rp::program_error(c, MPI_ERR_GROUP, "MPI_Comm_create", "an invalid group");
     const int id = agree_on_id(c);
     const bool member = std::find(g->ranks.begin(), g->ranks.end(), rp::protocol::get().rank()) != g->ranks.end();
@@ -91,6 +140,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
     RAMPART_COMM(*comm, "MPI_Comm_free");
     if (c == rp::communicators::get().world() || c == rp::communicators::get().self())
         return rp::program_error(c, MPI_ERR_COMM, "MPI_Comm_free", "MPI_COMM_WORLD or MPI_COMM_SELF");
+    if ((rc = rp::delete_attributes(*c))) return rc;
     rp::communicators::get().free(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -113,66 +163,65 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
     return MPI_SUCCESS;
 }
 
-int MPI_Group_size(MPI_Group group, int* size) {
-    rp::group* g = group_of(group);
-    if (!g) return MPI_ERR_GROUP;
-    *size = static_cast<int>(g->ranks.size());
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+    RAMPART_COMM(comm, "MPI_Comm_create_group");
+    rp::group* g = rp::to_group(group);
+    if (!g) return rp::program_error(c, MPI_ERR_GROUP, "MPI_Comm_create_group", "an invalid group");
+    if ((rc = rp::check_tag(c, tag, false, "MPI_Comm_create_group"))) return rc;
+    int id = 0;
+    if ((rc = agree_in_group(*g, tag, "MPI_Comm_create_group", &id))) return rc;
+    *newcomm = make(id, g->ranks, c);
     return MPI_SUCCESS;
 }
 
-int MPI_Group_rank(MPI_Group group, int* rank) {
-    rp::group* g = group_of(group);
-    if (!g) return MPI_ERR_GROUP;
-    auto it = std::find(g->ranks.begin(), g->ranks.end(), rp::started("MPI_Group_rank").rank());
-    *rank = it == g->ranks.end() ? MPI_UNDEFINED : static_cast<int>(it - g->ranks.begin());
+int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info, MPI_Errhandler handler,
+                               MPI_Comm* newcomm) {
+    rp::started("MPI_Comm_create_from_group");
+    rp::group* g = rp::to_group(group);
+    if (!g) return rp::program_error(nullptr, MPI_ERR_GROUP, "MPI_Comm_create_from_group", "an invalid group");
+    int id = 0;
+    const auto tag = static_cast<int>(std::hash<std::string>{}(stringtag ? stringtag : ""));
+    if (int rc = agree_in_group(*g, tag, "MPI_Comm_create_from_group", &id)) return rc;
+    *newcomm = make(id, g->ranks, nullptr);
+    if (handler != MPI_ERRHANDLER_NULL) MPI_Comm_set_errhandler(*newcomm, handler);
     return MPI_SUCCESS;
 }
 
-int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
-    rp::group* g = group_of(group);
-    if (!g || n < 0) return MPI_ERR_GROUP;
-    std::vector<int> out;
-    for (int i = 0; i < n; ++i) {
-        if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g->ranks.size())) return MPI_ERR_RANK;
-        out.push_back(g->ranks[static_cast<std::size_t>(ranks[i])]);
-    }
-    *newgroup = rp::group_handle(rp::new_group(std::move(out)));
+// The ranks whose first replica started on this rank's node: every replica
+// of a rank finds the same, wherever it runs.
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+    RAMPART_COMM(comm, "MPI_Comm_split_type");
+    int color = MPI_UNDEFINED;
+    if (split_type == MPI_COMM_TYPE_SHARED || split_type == OMPI_COMM_TYPE_HOST || split_type == OMPI_COMM_TYPE_BOARD)
+        color = rp::node_of_rank(rp::protocol::get().rank());
+    else if (split_type == OMPI_COMM_TYPE_CLUSTER)
+        color = 0;
+    else if (split_type == MPI_COMM_TYPE_HW_GUIDED && guided_to_node(info))
+        color = rp::node_of_rank(rp::protocol::get().rank());
+    else if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
+             split_type != MPI_COMM_TYPE_HW_UNGUIDED)
+        return rp::program_error(c, MPI_ERR_ARG, "MPI_Comm_split_type",
+                                 "split type " + std::to_string(split_type) +
+                                     ": under replication, communicators split by node or the whole cluster only");
+    return MPI_Comm_split(comm, color, key, newcomm);
+}
+
+int MPI_Comm_get_parent(MPI_Comm* parent) {
+    rp::started("MPI_Comm_get_parent");
+    *parent = MPI_COMM_NULL;  // no process of a replicated job is spawned
     return MPI_SUCCESS;
 }
 
-int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
-    rp::group* g = group_of(group);
-    if (!g || n < 0) return MPI_ERR_GROUP;
-    std::vector<int> out;
-    for (int i = 0; i < static_cast<int>(g->ranks.size()); ++i)
-        if (std::find(ranks, ranks + n, i) == ranks + n) out.push_back(g->ranks[static_cast<std::size_t>(i)]);
-    *newgroup = rp::group_handle(rp::new_group(std::move(out)));
+// Hints: none changes what this layer does, and MPI_Comm_get_info gives
+// the hints in use, so none (as MPI does with hints it does not know).
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info) {
+    RAMPART_COMM(comm, "MPI_Comm_set_info");
     return MPI_SUCCESS;
 }
 
-int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
-    rp::group *a = group_of(group1), *b = group_of(group2);
-    if (!a || !b) return MPI_ERR_GROUP;
-    for (int i = 0; i < n; ++i) {
-        if (ranks1[i] == MPI_PROC_NULL) {
-            ranks2[i] = MPI_PROC_NULL;
-            continue;
-        }
-        if (ranks1[i] < 0 || ranks1[i] >= static_cast<int>(a->ranks.size())) return MPI_ERR_RANK;
-        auto it = std::find(b->ranks.begin(), b->ranks.end(), a->ranks[static_cast<std::size_t>(ranks1[i])]);
-        ranks2[i] = it == b->ranks.end() ? MPI_UNDEFINED : static_cast<int>(it - b->ranks.begin());
-    }
-    return MPI_SUCCESS;
-}
-
-int MPI_Group_free(MPI_Group* group) {
-    if (*group != MPI_GROUP_EMPTY) {
-        rp::group* g = rp::to_group(*group);
-        if (!g) return MPI_ERR_GROUP;
-        rp::free_group(g);
-    }
-    *group = MPI_GROUP_NULL;
-    return MPI_SUCCESS;
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info) {
+    RAMPART_COMM(comm, "MPI_Comm_get_info");
+    return PMPI_Info_create(info);
 }
 
 }  // extern "C"

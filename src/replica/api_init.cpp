@@ -22,7 +22,11 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
-    rp::started("MPI_Finalize").finalize();
+    rp::protocol& p = rp::started("MPI_Finalize");
+    // MPI deletes MPI_COMM_SELF's attributes first: programs (mpi4py
+    // among them) hang their clean-up on it.
+    rp::delete_attributes(*rp::communicators::get().self());
+    p.finalize();
     return MPI_SUCCESS;
 }
 
@@ -47,40 +51,6 @@ int MPI_Comm_rank(MPI_Comm comm, int* rank) {
 int MPI_Comm_size(MPI_Comm comm, int* size) {
     return rp::with_comm(comm, "MPI_Comm_size", [&](rp::communicator& c) {
         *size = c.size();
-        return MPI_SUCCESS;
-    });
-}
-
-int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
-    rp::started("MPI_Comm_get_attr");
-    int rc = MPI_SUCCESS;
-    if (!rp::find_comm(comm, "MPI_Comm_get_attr", &rc)) return rc;
-    static int tag_ub = rp::max_app_tag;
-    *flag = 0;
-    if (keyval == MPI_TAG_UB) {
-        *static_cast<int**>(value) = &tag_ub;
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
-    if (keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL || keyval == MPI_APPNUM)
-        return PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, value, flag);
-    return MPI_SUCCESS;  // no user attributes (Comm_create_keyval is not supported)
-}
-
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler handler) {
-    rp::started("MPI_Comm_set_errhandler");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_set_errhandler", &rc);
-    if (!c) return rc;
-    if (handler != MPI_ERRORS_RETURN && handler != MPI_ERRORS_ARE_FATAL && handler != MPI_ERRORS_ABORT)
-        rp::unsupported("MPI_Comm_set_errhandler with a program's own error handler");
-    c->errhandler = handler;
-    return MPI_SUCCESS;
-}
-
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* handler) {
-    return rp::with_comm(comm, "MPI_Comm_get_errhandler", [&](rp::communicator& c) {
-        *handler = c.errhandler;
         return MPI_SUCCESS;
     });
 }

@@ -1,6 +1,7 @@
 // The program's point-to-point calls under replication.
 
 #include "api.hpp"
+#include "datatypes.hpp"
 
 namespace rp = rampart::replica::detail;
 
@@ -59,6 +60,31 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype type, int dest, in
     return MPI_SUCCESS;
 }
 
+std::shared_ptr<rp::request> buffered_send(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                                           rp::communicator* c) {
+    auto copy = std::make_shared<rp::typed_buffer>(buf, count, type);
+    auto sent = rp::protocol::get().isend(copy->base, count, type, dest, tag, c, c->p2p(), false);
+    sent->op->owner = std::move(copy);
+    return std::make_shared<rp::keep_alive>(nullptr);
+}
+
+enum class send_mode { standard, synchronous, buffered };
+
+int persistent_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, send_mode mode,
+                    const char* fn, MPI_Request* request) {
+    rp::communicator* c = nullptr;
+    if (int rc = check_call(count, type, dest, tag, comm, false, fn, &c)) return rc;
+    auto r = std::make_shared<rp::persistent_request>();
+    r->persistent = true;
+    r->active = false;
+    r->make = [=]() -> std::shared_ptr<rp::request> {
+        if (mode == send_mode::buffered) return buffered_send(buf, count, type, dest, tag, c);
+        return rp::protocol::get().isend(buf, count, type, dest, tag, c, c->p2p(), mode == send_mode::synchronous);
+    };
+    *request = rp::to_handle(std::move(r));
+    return MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -100,41 +126,79 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
     return MPI_SUCCESS;
 }
 
+int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+    auto r = std::make_shared<rp::sendrecv_request>();
+    if (int rc = start_recv(recvbuf, recvcount, recvtype, source, recvtag, comm, "MPI_Isendrecv", &r->recv)) return rc;
+    if (int rc = start_send(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, "MPI_Isendrecv", &r->send))
+        return rc;
+    *request = rp::to_handle(std::move(r));
+    return MPI_SUCCESS;
+}
+
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-    std::shared_ptr<rp::request> r, s;
-    if (int rc = start_recv(recvbuf, recvcount, recvtype, source, recvtag, comm, "MPI_Sendrecv", &r)) return rc;
-    if (int rc = start_send(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, "MPI_Sendrecv", &s)) return rc;
-    const int send_rc = wait_for(s, MPI_STATUS_IGNORE);
-    const int recv_rc = wait_for(r, status);
-    return send_rc != MPI_SUCCESS ? send_rc : recv_rc;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (int rc = MPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                               recvtag, comm, &r))
+        return rc;
+    return MPI_Wait(&r, status);
+}
+
+// The outgoing data leave from a copy, so the receive may land in buf.
+int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Request* request) {
+    rp::started("MPI_Isendrecv_replace");
+    auto copy = std::make_shared<rp::typed_buffer>(buf, count, type);
+    auto r = std::make_shared<rp::sendrecv_request>();
+    r->hold = copy;
+    if (int rc = start_recv(buf, count, type, source, recvtag, comm, "MPI_Isendrecv_replace", &r->recv)) return rc;
+    if (int rc = start_send(copy->base, count, type, dest, sendtag, comm, false, "MPI_Isendrecv_replace", &r->send))
+        return rc;
+    *request = rp::to_handle(std::move(r));
+    return MPI_SUCCESS;
 }
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status* status) {
-    // The outgoing data leave from a copy, so the receive may land in buf.
-    rp::started("MPI_Sendrecv_replace");
-    int bytes = 0;
-    PMPI_Pack_size(count, type, MPI_COMM_WORLD, &bytes);
-    std::vector<char> copy(static_cast<std::size_t>(bytes));
-    int position = 0;
-    PMPI_Pack(buf, count, type, copy.data(), bytes, &position, MPI_COMM_WORLD);
-    return MPI_Sendrecv(copy.data(), position, MPI_PACKED, dest, sendtag, buf, count, type, source, recvtag, comm,
-                        status);
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (int rc = MPI_Isendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, &r)) return rc;
+    return MPI_Wait(&r, status);
+}
+
+// Buffered sends complete at once: the message leaves from a copy of the
+// data (in the program's datatype, so that only its values are compared).
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+    rp::communicator* c = nullptr;
+    if (int rc = check_call(count, type, dest, tag, comm, false, "MPI_Ibsend", &c)) return rc;
+    *request = rp::to_handle(buffered_send(buf, count, type, dest, tag, c));
+    return MPI_SUCCESS;
+}
+
+int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (int rc = MPI_Ibsend(buf, count, type, dest, tag, comm, &r)) return rc;
+    return MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   MPI_Request* request) {
-    rp::communicator* c = nullptr;
-    if (int rc = check_call(count, type, dest, tag, comm, false, "MPI_Send_init", &c)) return rc;
-    auto r = std::make_shared<rp::persistent_request>();
-    r->persistent = true;
-    r->active = false;
-    r->make = [=]() -> std::shared_ptr<rp::request> {
-        return rp::protocol::get().isend(buf, count, type, dest, tag, c, c->p2p(), false);
-    };
-    *request = rp::to_handle(std::move(r));
-    return MPI_SUCCESS;
+    return persistent_send(buf, count, type, dest, tag, comm, send_mode::standard, "MPI_Send_init", request);
+}
+
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+    return persistent_send(buf, count, type, dest, tag, comm, send_mode::synchronous, "MPI_Ssend_init", request);
+}
+
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+    return persistent_send(buf, count, type, dest, tag, comm, send_mode::standard, "MPI_Rsend_init", request);
+}
+
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+    return persistent_send(buf, count, type, dest, tag, comm, send_mode::buffered, "MPI_Bsend_init", request);
 }
 
 int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
@@ -165,7 +229,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     rp::communicator* c = nullptr;
     if (int rc = check_call(0, MPI_BYTE, source, tag, comm, true, "MPI_Iprobe", &c)) return rc;
     rp::protocol& p = rp::protocol::get();
-    p.progress();
+    p.progress_pending();
     *flag = source != MPI_PROC_NULL && p.probe(source, tag, c, c->p2p(), status) != nullptr;
     return MPI_SUCCESS;
 }

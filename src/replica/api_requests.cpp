@@ -74,7 +74,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
         empty_status(status);
         return MPI_SUCCESS;
     }
-    p.progress();
+    p.progress_pending();
     *flag = r->done();
     return *flag ? rp::complete(request, status) : MPI_SUCCESS;
 }
@@ -87,7 +87,7 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
         empty_status(status);
         return MPI_SUCCESS;
     }
-    p.progress();
+    p.progress_pending();
     *flag = r->done();
     if (*flag && status != MPI_STATUS_IGNORE) *status = r->final_status();
     return MPI_SUCCESS;
@@ -115,7 +115,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
     rp::protocol& p = rp::started("MPI_Testall");
-    p.progress();
+    p.progress_pending();
     for (int i = 0; i < count; ++i)
         if (auto r = active(requests[i]); r && !r->done()) {
             *flag = 0;
@@ -139,7 +139,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
     rp::protocol& p = rp::started("MPI_Testany");
-    p.progress();
+    p.progress_pending();
     std::vector<int> done;
     if (!collect_done(count, requests, done)) {
         *flag = 1;
@@ -175,7 +175,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
     rp::protocol& p = rp::started("MPI_Testsome");
-    p.progress();
+    p.progress_pending();
     std::vector<int> done;
     if (!collect_done(incount, requests, done)) {
         *outcount = MPI_UNDEFINED;

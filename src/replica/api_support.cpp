@@ -20,6 +20,7 @@ protocol& started(const char* fn) {
 
 int program_error(const communicator* c, int code, const char* fn, const std::string& what) {
     if (c && c->errhandler == MPI_ERRORS_RETURN) return code;
+    if (c && call_user_errhandler(*c, code)) return code;
     protocol& p = protocol::get();
     p.abort_job(6, std::string(fn) + " on rank " + std::to_string(p.rank()) + ": " + what);
 }

@@ -58,10 +58,8 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
         return rp::program_error(
             c, MPI_ERR_DIMS, "MPI_Cart_create",
             "a grid of " + std::to_string(cells) + " in a communicator of " + std::to_string(c->size()));
-    MPI_Comm out = MPI_COMM_NULL;
     std::vector<int> ranks(c->ranks.begin(), c->ranks.begin() + cells);
-    if (MPI_Comm_dup(comm, &out)) return MPI_ERR_COMM;  // agrees on an id over the whole communicator
-    rp::communicator* made = rp::communicators::get().find(out);
+    rp::communicator* made = rp::duplicate(*c);  // agrees on an id over the whole communicator
     if (c->my_rank >= cells) {
         rp::communicators::get().free(made);
         *newcomm = MPI_COMM_NULL;
@@ -70,7 +68,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
     made->ranks = std::move(ranks);
     made->dims.assign(dims, dims + ndims);
     made->periods.assign(periods, periods + ndims);
-    *newcomm = out;
+    *newcomm = rp::communicators::get().handle(made);
     return MPI_SUCCESS;
 }
 

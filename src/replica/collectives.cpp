@@ -18,6 +18,13 @@ bool schedule::advance() {
     }
 }
 
+// Only to the first round that sends: how far advance() would go depends
+// on which messages have arrived, and the replicas of a rank must send the
+// same messages in the same order.
+void schedule::start() {
+    while (current.empty() && next < rounds.size()) rounds[next++](current);
+}
+
 void schedule::then(const schedule_ptr& more) {
     for (auto& r : more->rounds) rounds.push_back(std::move(r));
 }
@@ -28,25 +35,11 @@ int run(const schedule_ptr& s) {
 }
 
 MPI_Request as_request(const schedule_ptr& s) {
+    s->start();
     auto r = std::make_shared<collective_request>();
     r->advance = [s] { return s->advance(); };
     r->status.MPI_ERROR = MPI_SUCCESS;
     return to_handle(std::move(r));
-}
-
-void copy_data(const void* src, int scount, MPI_Datatype stype, void* dst, int rcount, MPI_Datatype rtype) {
-    if (contiguous(stype) && contiguous(rtype)) {
-        const std::size_t bytes = std::min(data_bytes(scount, stype), data_bytes(rcount, rtype));
-        if (bytes > 0) std::memmove(dst, src, bytes);  // a barrier's buffers are null
-        return;
-    }
-    int bytes = 0;
-    PMPI_Pack_size(scount, stype, MPI_COMM_WORLD, &bytes);
-    std::vector<char> packed(static_cast<std::size_t>(bytes));
-    int position = 0;
-    PMPI_Pack(src, scount, stype, packed.data(), bytes, &position, MPI_COMM_WORLD);
-    int out = 0;
-    PMPI_Unpack(packed.data(), position, &out, dst, rcount, rtype, MPI_COMM_WORLD);
 }
 
 namespace {
@@ -69,20 +62,6 @@ std::shared_ptr<request> post_send(const void* buf, int count, MPI_Datatype type
 std::shared_ptr<request> post_recv(void* buf, int count, MPI_Datatype type, int source, int tag, communicator* c) {
     return protocol::get().irecv(buf, count, type, source, tag, c, c->coll());
 }
-
-// Memory for count elements of type, as MPI lays them out.
-struct typed_buffer {
-    std::vector<char> bytes;
-    char* base = nullptr;
-    typed_buffer(int count, MPI_Datatype type) {
-        MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-        PMPI_Type_get_extent(type, &lb, &extent);
-        PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-        const std::size_t size = count > 0 ? static_cast<std::size_t>(true_extent + (count - 1) * extent) : 0;
-        bytes.resize(size);
-        base = bytes.data() - true_lb;
-    }
-};
 
 MPI_Aint extent_of(MPI_Datatype type) {
     MPI_Aint lb = 0, extent = 0;

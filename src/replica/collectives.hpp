@@ -24,6 +24,9 @@ struct schedule {
     std::vector<std::shared_ptr<request>> current;
     /// Runs rounds while their messages are done; true at the end.
     bool advance();
+    /// Runs the rounds up to the first that posts messages (a nonblocking
+    /// collective's call).
+    void start();
     void then(const std::shared_ptr<schedule>& more);
 };
 using schedule_ptr = std::shared_ptr<schedule>;
@@ -51,8 +54,5 @@ schedule_ptr reduce_scatter(const void* sendbuf, void* recvbuf, const int* recvc
                             communicator* c);
 schedule_ptr scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c,
                   bool exclusive);
-
-/// Copies count elements between buffers of possibly different types.
-void copy_data(const void* src, int scount, MPI_Datatype stype, void* dst, int rcount, MPI_Datatype rtype);
 
 }  // namespace rampart::replica::detail

@@ -23,6 +23,7 @@ void communicators::make_predefined(int ranks, int my_rank) {
     world_->my_rank = my_rank;
     self_ = make(1, {my_rank});
     self_->name = "MPI_COMM_SELF";
+    used_.set(group_creation_id);
 }
 
 communicator* communicators::find(MPI_Comm c) const {
@@ -63,6 +64,8 @@ std::vector<group*>& groups() {
 }  // namespace
 
 group* to_group(MPI_Group g) {
+    static group empty;
+    if (g == MPI_GROUP_EMPTY) return &empty;
     auto* p = reinterpret_cast<group*>(g);
     auto& all = groups();
     return std::find(all.begin(), all.end(), p) != all.end() ? p : nullptr;

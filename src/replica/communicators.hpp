@@ -19,6 +19,7 @@ struct communicator {
     std::string name;
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     int collectives = 0;  // started on it: the next one's tag
+    std::vector<std::pair<int, void*>> attributes;  // (keyval, value) in the order they were set
 
     int size() const { return static_cast<int>(ranks.size()); }
     int p2p() const { return 2 * id; }
@@ -32,6 +33,9 @@ struct group {
 };
 
 constexpr int max_communicators = 512;
+/// The id kept for agreeing on a new communicator's id among a group's
+/// members (MPI_Comm_create_group): no communicator has it.
+constexpr int group_creation_id = 2;
 using context_ids = std::bitset<max_communicators>;
 
 /// Every communicator this process holds, world and self included.
@@ -60,7 +64,7 @@ private:
     communicator* self_ = nullptr;
 };
 
-group* to_group(MPI_Group g);  // nullptr: not one of this layer's
+group* to_group(MPI_Group g);  // nullptr: not one of this layer's; MPI_GROUP_EMPTY is one
 MPI_Group group_handle(group* g);
 group* new_group(std::vector<int> ranks);
 void free_group(group* g);

@@ -27,4 +27,17 @@ std::uint64_t hash_data_in_pieces(const void* buf, int count, MPI_Datatype type,
 /// Writes packed bytes into (buf, count, type); `bytes` fit in it.
 void unpack(const std::vector<char>& from, std::size_t bytes, void* buf, int count, MPI_Datatype type);
 
+/// Copies count elements between buffers of possibly different types.
+void copy_data(const void* src, int scount, MPI_Datatype stype, void* dst, int rcount, MPI_Datatype rtype);
+
+/// Memory for count elements of type, as MPI lays them out: element 0
+/// starts at `base`.
+struct typed_buffer {
+    std::vector<char> bytes;
+    char* base = nullptr;
+    typed_buffer(int count, MPI_Datatype type);
+    /// A copy of (buf, count, type), in the same layout.
+    typed_buffer(const void* buf, int count, MPI_Datatype type);
+};
+
 }  // namespace rampart::replica::detail

@@ -14,14 +14,15 @@ from pathlib import Path
 
 # Local calls that touch no communicator, request or group: MPI does them
 # as it would without replication.
-PASS_THROUGH_PREFIXES = ("MPI_Type_", "MPI_Info_", "MPI_Op_", "MPI_T_", "MPI_Status_", "MPI_Aint_")
+PASS_THROUGH_PREFIXES = ("MPI_Type_", "MPI_Info_", "MPI_Op_", "MPI_T_", "MPI_Status_", "MPI_Aint_",
+                         "MPI_Errhandler_c2f", "MPI_Errhandler_f2c")
 PASS_THROUGH = {
     "MPI_Wtime", "MPI_Wtick", "MPI_Get_processor_name", "MPI_Get_version", "MPI_Get_library_version",
     "MPI_Error_string", "MPI_Error_class", "MPI_Initialized", "MPI_Query_thread", "MPI_Is_thread_main",
     "MPI_Alloc_mem", "MPI_Free_mem", "MPI_Get_address", "MPI_Address", "MPI_Dims_create", "MPI_Pcontrol",
     "MPI_Get_count", "MPI_Get_elements", "MPI_Get_elements_x", "MPI_Test_cancelled", "MPI_Reduce_local",
     "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Pack_external", "MPI_Unpack_external",
-    "MPI_Pack_external_size", "MPI_Errhandler_free", "MPI_Buffer_attach", "MPI_Buffer_detach",
+    "MPI_Pack_external_size", "MPI_Buffer_attach", "MPI_Buffer_detach",
     "MPI_Add_error_class", "MPI_Add_error_code", "MPI_Add_error_string",
 }
 

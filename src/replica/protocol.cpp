@@ -3,8 +3,10 @@
 
 #include "protocol.hpp"
 
+#include "collectives.hpp"
 #include "communicators.hpp"
 #include "datatypes.hpp"
+#include "nodes.hpp"
 #include "report.hpp"
 #include "set_collectives.hpp"
 #include "set_cores.hpp"
@@ -71,6 +73,8 @@ void protocol::size_tables() {
     next_number_.assign(n, 0);
     pending_.resize(n);
     early_acks_.resize(n);
+    awaiting_match_.resize(n);
+    early_matches_.resize(n);
     source_process_.resize(n);
     // A spare takes its sources when it becomes a replica.
     for (int i = 0; i < layout_.ranks(); ++i)
@@ -122,6 +126,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     rank_ = layout_.rank_of(process_);
     replica_ = layout_.replica_of(process_);
     size_tables();
+    learn_nodes();
     bind_to_set_cores(layout_, process_);
     report_start(*this);
     set_collectives::get().start();
@@ -235,6 +240,7 @@ bool protocol::progress() {
     any = test_sends() || any;
     any = test_controls() || any;
     any = set_collectives::get().progress() || any;
+    if (!held_.empty()) any = release_held() || any;
     if (any) idle_polls_ = 0;
     return any;
 }
@@ -257,13 +263,14 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     }
     const int to = comm->ranks[static_cast<std::size_t>(dest)];
     op->dest = to;
-    op->tag = data_tag(context, tag);
+    op->tag = data_tag(context, tag) | (synchronous ? synchronous_bit : 0);
     op->app_tag = tag;
     op->buf = buf;
     op->count = count;
     op->type = type;
     op->synchronous = synchronous;
     op->to.resize(static_cast<std::size_t>(layout_.replicas()));
+    op->collectives_passed = set_collectives::get().passed();
     kills_.before_message(static_cast<long>(messages_sent + 1));
     // It may wait for room among the buffered copies, receiving meanwhile:
     // the message takes its number after, so that an acknowledgement of it
@@ -272,6 +279,7 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     op->number = next_number_[static_cast<std::size_t>(to)]++;
     pending_[static_cast<std::size_t>(to)][op->number] = op;
     route(op, same);
+    if (synchronous) await_match(op);
     ++messages_sent;
     kills_.after_message(static_cast<long>(messages_sent));
     finish(*op);
@@ -331,6 +339,40 @@ const inbound* protocol::probe(int source, int tag, communicator* comm, int cont
             return in.get();
         }
     return nullptr;
+}
+
+std::shared_ptr<inbound> protocol::take_probed(int source, int tag, communicator* comm, int context,
+                                               MPI_Status* status) {
+    if (replaying_) {
+        const inbound* logged = replay_probe(source, tag, comm, context, status);
+        return logged ? std::make_shared<inbound>(*logged) : nullptr;
+    }
+    recv_request r;
+    r.source = source;
+    r.tag = tag;
+    r.comm = comm;
+    r.context = context;
+    std::shared_ptr<inbound> in = match_unexpected(r);
+    if (in && status != MPI_STATUS_IGNORE) fill_status(*status, *in, comm);
+    return in;
+}
+
+std::shared_ptr<recv_request> protocol::receive_taken(const std::shared_ptr<inbound>& in, void* buf, int count,
+                                                      MPI_Datatype type, communicator* comm, int context) {
+    if (replaying_)  // the first logged message of that envelope is the one probed
+        return irecv(buf, count, type, comm->rank_of(in->source), in->tag & max_app_tag, comm, context);
+    auto r = std::make_shared<recv_request>();
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->source = comm->rank_of(in->source);
+    r->tag = in->tag & max_app_tag;
+    r->comm = comm;
+    r->context = context;
+    in->target = r;
+    r->matched = in;
+    if (in->accepted) deliver(*in);
+    return r;
 }
 
 }  // namespace rampart::replica::detail

@@ -35,11 +35,13 @@ namespace rampart::replica::detail {
 
 struct communicator;
 
-/// Tags on MPI_COMM_WORLD: data below control_tag_base, then the controls.
-constexpr int app_tag_bits = 20;
+/// Tags on MPI_COMM_WORLD: data below control_tag_base (the context, the
+/// program's tag, and a bit for synchronous sends), then the controls.
+constexpr int app_tag_bits = 19;
 constexpr int max_app_tag = (1 << app_tag_bits) - 1;
 constexpr int max_contexts = 1 << 10;  // two per communicator: point-to-point, collectives
-constexpr int control_tag_base = max_contexts << app_tag_bits;
+constexpr int synchronous_bit = max_contexts << app_tag_bits;
+constexpr int control_tag_base = synchronous_bit << 1;
 enum control_tag : int {
     ack_tag = control_tag_base,  // {number, hash}: "I received message `number` of your rank's stream to mine"
     start_tag,                   // {number}: "my next message to you is number `number` of my rank's stream"
@@ -64,6 +66,7 @@ enum control_tag : int {
     block_tag,          // bytes: {index, rank, kept} and the block
     pushed_result_tag,  // bytes: {index} and every rank's block: a sibling's result, unasked
     entered_tag,        // {count}: "I have entered that many collectives" (to the members of a broken set)
+    matched_tag,  // {number}: "my program took message `number` of your rank's stream to mine" (a synchronous send)
     progress_tag,  // never sent: probed for, to let MPI move large messages (the last tag)
 };
 enum class sync_answer : std::uint64_t { ready, ended, cannot };
@@ -88,6 +91,7 @@ struct send_op {
     int tag = 0;               // MPI tag on the world
     int app_tag = 0;
     const void* buf = nullptr;
+    std::shared_ptr<const void> owner;  // the memory of buf when it is a copy of the program's (MPI_Bsend)
     int count = 0;
     MPI_Datatype type = MPI_BYTE;
     bool synchronous = false;
@@ -105,6 +109,10 @@ struct send_op {
         bool hash_known = false;
     };
     std::vector<copy> to;  // by replica of dest
+    std::uint64_t collectives_passed = 0;  // world collectives this process had passed when it sent it
+    // A synchronous send: the process of dest whose program's taking of
+    // the message the program's request waits for.
+    std::vector<int> awaiting_match;
     bool complete = false;
     int error = MPI_SUCCESS;
 };
@@ -159,9 +167,27 @@ public:
     /// A message that a receive could take now (Iprobe), or none.
     const inbound* probe(int source, int tag, communicator* comm, int context, MPI_Status* status);
     bool cancel(recv_request& r);
+    /// MPI_Improbe: takes the message a receive could take now, so that
+    /// no other receive can (none: nullptr). In a re-created replica's
+    /// set-up, a copy of the logged message's envelope.
+    std::shared_ptr<inbound> take_probed(int source, int tag, communicator* comm, int context, MPI_Status* status);
+    /// MPI_Imrecv: receives a message that take_probed gave into r.
+    std::shared_ptr<recv_request> receive_taken(const std::shared_ptr<inbound>& in, void* buf, int count,
+                                                MPI_Datatype type, communicator* comm, int context);
+
+    /// A synchronous send: whether the receiver's program has taken it
+    /// (synchronous_sends.cpp).
+    bool matched_everywhere(send_op& op);
 
     /// Moves everything along once; true if anything happened.
     bool progress();
+    /// Progresses until nothing more is there to handle (a bounded number
+    /// of rounds): a test or probe sees what MPI's own would, although
+    /// progress() handles one message of MPI per call.
+    void progress_pending() {
+        for (int i = 0; i < 256 && progress(); ++i) {
+        }
+    }
     /// Any error of MPI may mean a dead process: the protocol learns of it.
     void note_failure(int rc) { check_failures(rc); }
     void send_control(int process, int tag, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0);
@@ -213,7 +239,15 @@ private:
     void finish(send_op& op);
     void decide_corruption(send_op& op);
     void take_over(int dead_replica);
+    void send_or_hold(const std::shared_ptr<send_op>& op, int replica);
+    bool release_held();
     bool test_controls();
+
+    // synchronous_sends.cpp
+    void await_match(const std::shared_ptr<send_op>& op);
+    void apply_matched(int from, std::uint64_t number);
+    void tell_matched(const inbound& in);
+    int partner(int rank) const;
 
     // receiving.cpp
     bool matches(const recv_request& r, const inbound& in) const;
@@ -286,6 +320,15 @@ private:
     std::vector<std::map<std::pair<std::uint64_t, int>, std::uint64_t>>
         early_acks_;                               // dest -> (number, replica) -> hash
     std::list<std::shared_ptr<send_op>> sending_;  // with a copy in flight
+    // Copies to the other replica set, in the place of a dead sibling, held
+    // until their receiver has entered the collectives this process passed
+    // before sending them (in the order they were made).
+    std::list<std::pair<std::shared_ptr<send_op>, int>> held_;
+    // Synchronous sends whose receivers' programs have not all taken them,
+    // per destination rank by number; and those takings heard of before
+    // this replica sent the message (process per number).
+    std::vector<std::map<std::uint64_t, std::shared_ptr<send_op>>> awaiting_match_;
+    std::vector<std::multimap<std::uint64_t, int>> early_matches_;
     struct control_send {
         MPI_Request request = MPI_REQUEST_NULL;
         std::uint64_t words[3] = {0, 0, 0};

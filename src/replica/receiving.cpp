@@ -22,7 +22,7 @@ namespace rampart::replica::detail {
 
 namespace {
 int app_tag_of(int tag) { return tag & max_app_tag; }
-int context_of(int tag) { return tag >> app_tag_bits; }
+int context_of(int tag) { return (tag >> app_tag_bits) & (max_contexts - 1); }
 }  // namespace
 
 bool protocol::matches(const recv_request& r, const inbound& in) const {
@@ -99,6 +99,8 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
             return set_collectives::get().on_request(from, words);
         case entered_tag:
             return set_collectives::get().on_entered(from, words[0]);
+        case matched_tag:
+            return apply_matched(from, words[0]);
         case query_tag:
         case synced_tag:
         case decide_tag:
@@ -282,6 +284,7 @@ void protocol::deliver(inbound& in) {
     if (!in.direct) unpack(in.buffer, std::min(capacity, in.bytes), r.buf, r.count, r.type);
     fill_status(r.status, in, r.comm);
     if (in.bytes > capacity) r.status.MPI_ERROR = MPI_ERR_TRUNCATE;
+    if (in.tag & synchronous_bit) tell_matched(in);
     if (logging_) log_delivery(in);
     in.buffer = {};
     r.matched = nullptr;

@@ -144,8 +144,10 @@ void protocol::install_state() {
         abort_job(3, "a state for a re-created replica of another job's shape");
     next_number_ = s.next_number;
     next_expected_ = s.next_expected;
-    for (std::size_t j = 0; j < early_acks_.size(); ++j)  // for messages the survivor sent before
+    for (std::size_t j = 0; j < early_acks_.size(); ++j) {  // for messages the survivor sent before
         std::erase_if(early_acks_[j], [&](const auto& e) { return e.first.first < next_number_[j]; });
+        std::erase_if(early_matches_[j], [&](const auto& e) { return e.first < next_number_[j]; });
+    }
     for (auto& [source, tag, bytes] : s.setup_log) setup_log_.push_back({source, tag, std::move(bytes), false});
     syncs_ = static_cast<long>(s.sync) - 1;  // the program's first sync is that one
     replaying_ = true;

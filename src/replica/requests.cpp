@@ -7,7 +7,9 @@
 
 namespace rampart::replica::detail {
 
-bool send_request::done() const { return op->complete || op->buffered; }
+bool send_request::done() const {
+    return (op->complete || op->buffered) && (!op->synchronous || protocol::get().matched_everywhere(*op));
+}
 
 MPI_Status send_request::final_status() const {
     MPI_Status st = status;

@@ -55,6 +55,18 @@ struct keep_alive : request {
     bool done() const override { return true; }
 };
 
+/// MPI_Isendrecv: complete when both are; its status is the receive's.
+struct sendrecv_request : request {
+    std::shared_ptr<request> send, recv;
+    std::shared_ptr<void> hold;  // the outgoing copy of MPI_Isendrecv_replace
+    bool done() const override { return send->done() && recv->done(); }
+    MPI_Status final_status() const override {
+        MPI_Status st = recv->final_status();
+        if (const int e = send->final_status().MPI_ERROR) st.MPI_ERROR = e;
+        return st;
+    }
+};
+
 /// A persistent request (Send_init, Recv_init): each start makes a new
 /// operation with the same arguments.
 struct persistent_request : request {

@@ -8,6 +8,7 @@
 #include "datatypes.hpp"
 #include "messages_in_flight.hpp"
 #include "report.hpp"
+#include "set_collectives.hpp"
 
 #include <signal.h>
 
@@ -115,7 +116,7 @@ void protocol::route(const std::shared_ptr<send_op>& op, same_data* same) {
     for (int k = 0; k < layout_.replicas(); ++k)
         if (op->to[static_cast<std::size_t>(k)].s == send_op::state::awaiting_ack &&
             layout_.responsible(rank_, k) == replica_)
-            start_copy(op, k);
+            send_or_hold(op, k);
     if (!op->payload) {
         op->hash = same && same->of(op->buf, op->count, op->type)
                        ? same->hash
@@ -309,7 +310,7 @@ void protocol::take_over(int k) {
             // A send below that learns of another death completes what that
             // death settles (its copy then freed): not sent again.
             if (op->complete || op->to[static_cast<std::size_t>(k)].s != send_op::state::awaiting_ack) continue;
-            start_copy(op, k);
+            send_or_hold(op, k);
             ++resent;
         }
     }
@@ -326,5 +327,45 @@ void protocol::send_control(int process, int tag, std::uint64_t a, std::uint64_t
 }
 
 bool protocol::test_controls() { return drop_finished(controls_); }
+
+// A copy to the other replica set, which this process sends in the place
+// of its dead sibling: a message sent after a collective may reach a
+// receiver there only once it has entered that collective, or a receive
+// from any source inside an earlier phase of the program could take it.
+// Copies to one process keep their order: behind a held one, all wait.
+void protocol::send_or_hold(const std::shared_ptr<send_op>& op, int k) {
+    const int p = layout_.process(op->dest, k);
+    const bool behind = std::any_of(held_.begin(), held_.end(),
+                                    [&](const auto& h) { return layout_.process(h.first->dest, h.second) == p; });
+    if (k != replica_ && (behind || !set_collectives::get().may_send(p, op->collectives_passed))) {
+        held_.emplace_back(op, k);
+        return;
+    }
+    start_copy(op, k);
+}
+
+bool protocol::release_held() {
+    bool any = false;
+    std::vector<int> blocked;  // processes with an earlier copy still held
+    for (auto it = held_.begin(); it != held_.end();) {
+        const std::shared_ptr<send_op> op = it->first;
+        const int k = it->second, p = layout_.process(op->dest, k);
+        const bool settled = op->complete || op->to[static_cast<std::size_t>(k)].s != send_op::state::awaiting_ack ||
+                             layout_.dead(p);
+        const bool wait = std::find(blocked.begin(), blocked.end(), p) != blocked.end() ||
+                          !set_collectives::get().may_send(p, op->collectives_passed);
+        if (!settled && wait) {
+            blocked.push_back(p);
+            ++it;
+            continue;
+        }
+        it = held_.erase(it);
+        any = true;
+        if (settled) continue;
+        start_copy(op, k);
+        finish(*op);  // a small copy may have left at once
+    }
+    return any;
+}
 
 }  // namespace rampart::replica::detail

@@ -56,6 +56,16 @@ public:
                     const int* displs, MPI_Datatype recvtype);
     bool allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op);
 
+    /// World collectives this process has passed: a message sent now
+    /// comes after them.
+    std::uint64_t passed() const { return done_; }
+    /// Whether a message sent after `passed` collectives may go to
+    /// `process` of the other set now (in the place of a dead sibling): it
+    /// has entered them all, so no receive of an earlier one can take it.
+    bool may_send(int process, std::uint64_t passed) const {
+        return !on_ || passed == 0 || members_entered_[static_cast<std::size_t>(process)] >= passed;
+    }
+
     /// At MPI_Finalize: the last results are compared.
     void finish();
 

@@ -1,0 +1,156 @@
+// Attributes cached on the program's communicators (MPI_Comm_create_keyval
+// and the rest). They are local to a process: a duplicate gets them
+// through the keys' copy callbacks, and freeing a communicator (or
+// MPI_Finalize, for MPI_COMM_SELF) runs the delete callbacks.
+
+#include "api.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace rp = rampart::replica::detail;
+
+namespace {
+
+struct key {
+    MPI_Comm_copy_attr_function* copy;
+    MPI_Comm_delete_attr_function* remove;
+    void* extra;
+};
+
+std::unordered_map<int, key>& keys() {
+    static auto* all = new std::unordered_map<int, key>();
+    return *all;
+}
+
+// What MPI itself attaches to every communicator.
+bool predefined_attribute(int keyval, void* value, int* flag) {
+    static int tag_ub = rp::max_app_tag;
+    static int universe = 0;
+    if (keyval == MPI_TAG_UB) {
+        *static_cast<int**>(value) = &tag_ub;
+    } else if (keyval == MPI_UNIVERSE_SIZE) {
+        universe = rp::communicators::get().world()->size();
+        *static_cast<int**>(value) = &universe;
+    } else if (keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL || keyval == MPI_APPNUM ||
+               keyval == MPI_LASTUSEDCODE) {
+        PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, value, flag);
+        return true;
+    } else {
+        return false;
+    }
+    *flag = 1;
+    return true;
+}
+
+auto find_attribute(rp::communicator& c, int keyval) {
+    return std::find_if(c.attributes.begin(), c.attributes.end(), [&](auto& a) { return a.first == keyval; });
+}
+
+int delete_one(rp::communicator& c, std::vector<std::pair<int, void*>>::iterator it) {
+    const key k = keys().at(it->first);
+    const int keyval = it->first;
+    void* value = it->second;
+    c.attributes.erase(it);
+    MPI_Comm handle = rp::communicators::get().handle(&c);
+    return k.remove ? k.remove(handle, keyval, value, k.extra) : MPI_SUCCESS;
+}
+
+// A key of the program's, or the error.
+int check_key(const rp::communicator& c, int keyval, const char* fn) {
+    if (keys().count(keyval)) return MPI_SUCCESS;
+    return rp::program_error(&c, MPI_ERR_KEYVAL, fn, "key " + std::to_string(keyval) + " is not a communicator key");
+}
+
+}  // namespace
+
+namespace rampart::replica::detail {
+
+int copy_attributes(const communicator& from, communicator& to) {
+    MPI_Comm old = communicators::get().handle(const_cast<communicator*>(&from));
+    for (auto& [keyval, value] : from.attributes) {
+        const key& k = keys().at(keyval);
+        void* copied = nullptr;
+        int flag = 0;
+        if (k.copy)
+            if (int rc = k.copy(old, keyval, k.extra, value, &copied, &flag)) return rc;
+        if (flag) to.attributes.emplace_back(keyval, copied);
+    }
+    return MPI_SUCCESS;
+}
+
+int delete_attributes(communicator& c) {
+    int first_error = MPI_SUCCESS;
+    while (!c.attributes.empty()) {
+        const int rc = delete_one(c, c.attributes.end() - 1);
+        if (first_error == MPI_SUCCESS) first_error = rc;
+    }
+    return first_error;
+}
+
+}  // namespace rampart::replica::detail
+
+extern "C" {
+
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* remove, int* keyval,
+                           void* extra_state) {
+    rp::started("MPI_Comm_create_keyval");
+    // MPI's own key, so that the number is unique; MPI never sees its attributes.
+    if (int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, keyval, nullptr)) return rc;
+    keys()[*keyval] = key{copy, remove, extra_state};
+    return MPI_SUCCESS;
+}
+
+// The key stays known to the attributes that still use it.
+int MPI_Comm_free_keyval(int* keyval) {
+    rp::started("MPI_Comm_free_keyval");
+    if (!keys().count(*keyval)) return MPI_ERR_KEYVAL;
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
+    return rp::with_comm(comm, "MPI_Comm_set_attr", [&](rp::communicator& c) {
+        if (int rc = check_key(c, keyval, "MPI_Comm_set_attr")) return rc;
+        if (auto it = find_attribute(c, keyval); it != c.attributes.end())
+            if (int rc = delete_one(c, it)) return rc;
+        c.attributes.emplace_back(keyval, value);
+        return MPI_SUCCESS;
+    });
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
+    return rp::with_comm(comm, "MPI_Comm_get_attr", [&](rp::communicator& c) {
+        *flag = 0;
+        if (predefined_attribute(keyval, value, flag)) return MPI_SUCCESS;
+        if (int rc = check_key(c, keyval, "MPI_Comm_get_attr")) return rc;
+        if (auto it = find_attribute(c, keyval); it != c.attributes.end()) {
+            *static_cast<void**>(value) = it->second;
+            *flag = 1;
+        }
+        return MPI_SUCCESS;
+    });
+}
+
+int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
+    return rp::with_comm(comm, "MPI_Comm_delete_attr", [&](rp::communicator& c) {
+        if (int rc = check_key(c, keyval, "MPI_Comm_delete_attr")) return rc;
+        auto it = find_attribute(c, keyval);
+        if (it == c.attributes.end())
+            return rp::program_error(&c, MPI_ERR_ARG, "MPI_Comm_delete_attr", "no attribute with that key");
+        return delete_one(c, it);
+    });
+}
+
+// MPI-1's names of the same calls.
+int MPI_Keyval_create(MPI_Copy_function* copy, MPI_Delete_function* remove, int* keyval, void* extra_state) {
+    return MPI_Comm_create_keyval(copy, remove, keyval, extra_state);
+}
+int MPI_Keyval_free(int* keyval) { return MPI_Comm_free_keyval(keyval); }
+int MPI_Attr_put(MPI_Comm comm, int keyval, void* value) { return MPI_Comm_set_attr(comm, keyval, value); }
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* value, int* flag) {
+    return MPI_Comm_get_attr(comm, keyval, value, flag);
+}
+int MPI_Attr_delete(MPI_Comm comm, int keyval) { return MPI_Comm_delete_attr(comm, keyval); }
+
+}  // extern "C"
