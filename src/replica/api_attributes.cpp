@@ -47,13 +47,14 @@ auto find_attribute(rp::communicator& c, int keyval) {
     return std::find_if(c.attributes.begin(), c.attributes.end(), [&](auto& a) { return a.first == keyval; });
 }
 
-int delete_one(rp::communicator& c, std::vector<std::pair<int, void*>>::iterator it) {
-    const key k = keys().at(it->first);
-    const int keyval = it->first;
-    void* value = it->second;
-    c.attributes.erase(it);
+// The attribute goes once its callback succeeds (which may change the list).
+int delete_one(rp::communicator& c, int keyval) {
+    const key k = keys().at(keyval);
+    void* value = find_attribute(c, keyval)->second;
     MPI_Comm handle = rp::communicators::get().handle(&c);
-    return k.remove ? k.remove(handle, keyval, value, k.extra) : MPI_SUCCESS;
+    if (int rc = k.remove ? k.remove(handle, keyval, value, k.extra) : MPI_SUCCESS) return rc;
+    if (auto it = find_attribute(c, keyval); it != c.attributes.end()) c.attributes.erase(it);
+    return MPI_SUCCESS;
 }
 
 // A key of the program's, or the error.
@@ -68,7 +69,8 @@ namespace rampart::replica::detail {
 
 int copy_attributes(const communicator& from, communicator& to) {
     MPI_Comm old = communicators::get().handle(const_cast<communicator*>(&from));
-    for (auto& [keyval, value] : from.attributes) {
+    const auto attributes = from.attributes;  // a callback may change them
+    for (auto& [keyval, value] : attributes) {
         const key& k = keys().at(keyval);
         void* copied = nullptr;
         int flag = 0;
@@ -80,12 +82,9 @@ int copy_attributes(const communicator& from, communicator& to) {
 }
 
 int delete_attributes(communicator& c) {
-    int first_error = MPI_SUCCESS;
-    while (!c.attributes.empty()) {
-        const int rc = delete_one(c, c.attributes.end() - 1);
-        if (first_error == MPI_SUCCESS) first_error = rc;
-    }
-    return first_error;
+    while (!c.attributes.empty())
+        if (int rc = delete_one(c, c.attributes.back().first)) return rc;  // MPI_Comm_free fails, nothing freed
+    return MPI_SUCCESS;
 }
 
 }  // namespace rampart::replica::detail
@@ -112,8 +111,8 @@ int MPI_Comm_free_keyval(int* keyval) {
 int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
     return rp::with_comm(comm, "MPI_Comm_set_attr", [&](rp::communicator& c) {
         if (int rc = check_key(c, keyval, "MPI_Comm_set_attr")) return rc;
-        if (auto it = find_attribute(c, keyval); it != c.attributes.end())
-            if (int rc = delete_one(c, it)) return rc;
+        if (find_attribute(c, keyval) != c.attributes.end())
+            if (int rc = delete_one(c, keyval)) return rc;
         c.attributes.emplace_back(keyval, value);
         return MPI_SUCCESS;
     });
@@ -135,10 +134,9 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
 int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
     return rp::with_comm(comm, "MPI_Comm_delete_attr", [&](rp::communicator& c) {
         if (int rc = check_key(c, keyval, "MPI_Comm_delete_attr")) return rc;
-        auto it = find_attribute(c, keyval);
-        if (it == c.attributes.end())
+        if (find_attribute(c, keyval) == c.attributes.end())
             return rp::program_error(&c, MPI_ERR_ARG, "MPI_Comm_delete_attr", "no attribute with that key");
-        return delete_one(c, it);
+        return delete_one(c, keyval);
     });
 }
 

@@ -128,10 +128,12 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 
 int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+    // Both halves are checked before either starts: an error leaves nothing posted.
+    rp::communicator* c = nullptr;
+    if (int rc = check_call(sendcount, sendtype, dest, sendtag, comm, false, "MPI_Isendrecv", &c)) return rc;
     auto r = std::make_shared<rp::sendrecv_request>();
     if (int rc = start_recv(recvbuf, recvcount, recvtype, source, recvtag, comm, "MPI_Isendrecv", &r->recv)) return rc;
-    if (int rc = start_send(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, "MPI_Isendrecv", &r->send))
-        return rc;
+    r->send = rp::protocol::get().isend(sendbuf, sendcount, sendtype, dest, sendtag, c, c->p2p(), false);
     *request = rp::to_handle(std::move(r));
     return MPI_SUCCESS;
 }
@@ -148,13 +150,14 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
 // The outgoing data leave from a copy, so the receive may land in buf.
 int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                           MPI_Comm comm, MPI_Request* request) {
-    rp::started("MPI_Isendrecv_replace");
-    auto copy = std::make_shared<rp::typed_buffer>(buf, count, type);
+    rp::communicator* c = nullptr;
+    if (int rc = check_call(count, type, dest, sendtag, comm, false, "MPI_Isendrecv_replace", &c)) return rc;
+    auto copy = std::make_shared<rp::typed_buffer>(buf, count, type);  // before a receive may land in buf
     auto r = std::make_shared<rp::sendrecv_request>();
-    r->hold = copy;
     if (int rc = start_recv(buf, count, type, source, recvtag, comm, "MPI_Isendrecv_replace", &r->recv)) return rc;
-    if (int rc = start_send(copy->base, count, type, dest, sendtag, comm, false, "MPI_Isendrecv_replace", &r->send))
-        return rc;
+    auto sent = rp::protocol::get().isend(copy->base, count, type, dest, sendtag, c, c->p2p(), false);
+    sent->op->owner = std::move(copy);  // the message may still leave from it after the request is freed
+    r->send = std::move(sent);
     *request = rp::to_handle(std::move(r));
     return MPI_SUCCESS;
 }

@@ -110,9 +110,10 @@ struct send_op {
     };
     std::vector<copy> to;  // by replica of dest
     std::uint64_t collectives_passed = 0;  // world collectives this process had passed when it sent it
-    // A synchronous send: the process of dest whose program's taking of
-    // the message the program's request waits for.
-    std::vector<int> awaiting_match;
+    // A synchronous send: the processes of dest whose programs have taken
+    // the message; the request waits for replica k's (synchronous_sends.cpp).
+    std::vector<int> matched_by;
+    bool matched = false;
     bool complete = false;
     int error = MPI_SUCCESS;
 };

@@ -58,7 +58,6 @@ struct keep_alive : request {
 /// MPI_Isendrecv: complete when both are; its status is the receive's.
 struct sendrecv_request : request {
     std::shared_ptr<request> send, recv;
-    std::shared_ptr<void> hold;  // the outgoing copy of MPI_Isendrecv_replace
     bool done() const override { return send->done() && recv->done(); }
     MPI_Status final_status() const override {
         MPI_Status st = recv->final_status();

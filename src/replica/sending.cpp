@@ -39,7 +39,13 @@ constexpr std::size_t buffered_count = 128;
 
 void protocol::prepare_payload(send_op& op, same_data* same) {
     const std::size_t bytes = data_bytes(op.count, op.type);
-    op.buffered = !op.synchronous && bytes <= buffered_message;
+    // A synchronous send waits for its receiver's program (synchronous_sends.cpp)
+    // and, to another rank, for the other replicas' copies. To this rank
+    // itself it is copied and waits only for this process's program: the
+    // rank's other replicas take it at their own pace, and a program that
+    // tests such a send would otherwise see it complete at different
+    // points on its replicas.
+    op.buffered = (!op.synchronous || op.dest == rank_) && bytes <= buffered_message;
     // One replica's outgoing copies are corrupted on purpose: a bit flipped
     // in a copy of the payload, which is what that replica then believes
     // it sent.

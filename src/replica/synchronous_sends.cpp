@@ -16,13 +16,12 @@
 namespace rampart::replica::detail {
 
 void protocol::await_match(const std::shared_ptr<send_op>& op) {
-    op->awaiting_match.push_back(partner(op->dest));
     // The receiver may have taken it from a sibling of this process already.
     auto& early = early_matches_[static_cast<std::size_t>(op->dest)];
     auto [first, last] = early.equal_range(op->number);
-    for (auto it = first; it != last; ++it) std::erase(op->awaiting_match, it->second);
+    for (auto it = first; it != last; ++it) op->matched_by.push_back(it->second);
     early.erase(first, last);
-    if (!op->awaiting_match.empty()) awaiting_match_[static_cast<std::size_t>(op->dest)][op->number] = op;
+    if (!matched_everywhere(*op)) awaiting_match_[static_cast<std::size_t>(op->dest)][op->number] = op;
 }
 
 void protocol::apply_matched(int from, std::uint64_t number) {
@@ -31,11 +30,13 @@ void protocol::apply_matched(int from, std::uint64_t number) {
     auto& waiting = awaiting_match_[static_cast<std::size_t>(j)];
     auto it = waiting.find(number);
     if (it == waiting.end()) {
-        if (number >= next_number_[static_cast<std::size_t>(j)]) early_matches_[static_cast<std::size_t>(j)].emplace(number, from);
+        if (number >= next_number_[static_cast<std::size_t>(j)])
+            early_matches_[static_cast<std::size_t>(j)].emplace(number, from);
         return;
     }
-    std::erase(it->second->awaiting_match, from);
-    if (it->second->awaiting_match.empty()) waiting.erase(it);
+    // Every report is kept: the replica waited for may die, and its sibling's may have come first.
+    it->second->matched_by.push_back(from);
+    if (matched_everywhere(*it->second)) waiting.erase(it);
 }
 
 int protocol::partner(int rank) const {
@@ -46,13 +47,12 @@ int protocol::partner(int rank) const {
 }
 
 bool protocol::matched_everywhere(send_op& op) {
-    // A dead receiver's place: its lowest live sibling takes the message too.
-    for (int& p : op.awaiting_match)
-        if (p >= 0 && layout_.dead(p)) p = partner(op.dest);
-    std::erase(op.awaiting_match, -1);
-    if (!op.awaiting_match.empty()) return false;
-    awaiting_match_[static_cast<std::size_t>(op.dest)].erase(op.number);
-    return true;
+    if (!op.matched) {
+        const int p = partner(op.dest);  // a dead receiver's place: its lowest live sibling
+        op.matched = p < 0 || std::find(op.matched_by.begin(), op.matched_by.end(), p) != op.matched_by.end();
+        if (op.matched) op.matched_by = {};
+    }
+    return op.matched;
 }
 
 void protocol::tell_matched(const inbound& in) {

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Runs mpi4py's own test modules under process replication: each module
+natively first (mpiexec), then with rampart-run and the given options; a
+module passes when both runs end with exit code 0 and every rank's
+unittest summary says OK. The test modules come from mpi4py's source
+distribution on PyPI (the version installed in the environment), fetched
+once into a cache folder and checked against PyPI's SHA-256.
+
+usage: mpi4py_suite.py RAMPART_RUN MPIEXEC REPLICA_LIB PYTHON CACHE_DIR -n N [rampart-run options] -- MODULE...
+
+Prints PASS: or FAIL: lines (CTest matches them).
+"""
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import urllib.request
+from pathlib import Path
+
+INDEX = "https://pypi.org/simple/mpi4py/"
+
+
+def mpi4py_version(python):
+    out = subprocess.run([python, "-c", "import mpi4py; print(mpi4py.__version__)"], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("FAIL: mpi4py is not installed in " + python + " (tools/setup.sh installs it)")
+    return out.stdout.strip()
+
+
+def test_folder(version, cache):
+    """mpi4py's test/ folder of that version, fetched and unpacked once."""
+    folder = cache / f"mpi4py-{version}"
+    if (folder / "test" / "main.py").is_file():
+        return folder / "test"
+    page = urllib.request.urlopen(INDEX, timeout=60).read().decode()
+    m = re.search(r'href="([^"]*/mpi4py-' + re.escape(version) + r'\.tar\.gz)#sha256=([0-9a-f]{64})"', page)
+    if not m:
+        sys.exit(f"FAIL: no source distribution of mpi4py {version} on {INDEX}")
+    data = urllib.request.urlopen(m.group(1), timeout=120).read()
+    if hashlib.sha256(data).hexdigest() != m.group(2):
+        sys.exit("FAIL: the mpi4py source distribution does not match PyPI's SHA-256")
+    cache.mkdir(parents=True, exist_ok=True)
+    archive = cache / f"mpi4py-{version}.tar.gz.{os.getpid()}"
+    archive.write_bytes(data)
+    staging = cache / f"staging.{os.getpid()}"
+    with tarfile.open(archive) as tar:
+        members = [t for t in tar.getmembers() if re.match(rf"mpi4py-{re.escape(version)}/test/", t.name)]
+        tar.extractall(staging, members=members, filter="data")
+    archive.unlink()
+    try:
+        os.rename(staging / f"mpi4py-{version}", folder)  # a concurrent run may have won: fine
+    except OSError:
+        pass
+    return folder / "test"
+
+
+def passed(text, ranks):
+    return len(re.findall(r"^OK\b", text, re.M)) >= ranks and "FAILED" not in text
+
+
+def run_module(cmd, cwd, ranks):
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    text = p.stdout + p.stderr
+    return p.returncode == 0 and passed(text, ranks), text
+
+
+def main():
+    rampart_run, mpiexec, lib, python, cache = sys.argv[1:6]
+    rest = sys.argv[6:]
+    split = rest.index("--")
+    options, modules = rest[:split], rest[split + 1:]
+    ranks = int(options[options.index("-n") + 1])
+    tests = test_folder(mpi4py_version(python), Path(cache))
+    env_root = ["env", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"]
+    failed = []
+    for module in modules:
+        program = [python, str(tests / "main.py"), module]
+        native_ok, native = run_module(env_root + [mpiexec, "--oversubscribe", "-n", str(ranks)] + program,
+                                       tests.parent, ranks)
+        if not native_ok:
+            print(f"FAIL: {module} fails natively:\n{native[-3000:]}")
+            failed.append(module)
+            continue
+        ok, text = run_module([rampart_run, "--replica-lib", lib, "--mpiexec", mpiexec] + options + ["--"] + program,
+                              tests.parent, ranks)
+        if ok and "--kill" in options and re.search(r"processes killed: none", text):
+            ok, text = False, "the --kill never took effect\n" + text
+        print(f"{module}: {'passed' if ok else 'FAILED'}")
+        if not ok:
+            print(text[-4000:])
+            failed.append(module)
+    if failed:
+        print("FAIL: " + ", ".join(failed))
+        return 1
+    print(f"PASS: {len(modules)} modules of mpi4py's test suite under {' '.join(options)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
