@@ -129,6 +129,46 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* source, int* des
     return MPI_SUCCESS;
 }
 
+// The sub-grid of the remaining dimensions through this process: a split
+// whose color is the position in the dropped dimensions, and whose key
+// keeps the row-major order of the remaining ones.
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = cart(comm, "MPI_Cart_sub", &rc);
+    if (!c) return rc;
+    const std::vector<int> at = coords_of(*c, c->my_rank);
+    int color = 0, key = 0;
+    std::vector<int> dims, periods;
+    for (std::size_t d = 0; d < c->dims.size(); ++d) {
+        if (remain_dims[d]) {
+            key = key * c->dims[d] + at[d];
+            dims.push_back(c->dims[d]);
+            periods.push_back(c->periods[d]);
+        } else {
+            color = color * c->dims[d] + at[d];
+        }
+    }
+    if ((rc = MPI_Comm_split(comm, color, key, newcomm))) return rc;
+    rp::communicator* made = rp::communicators::get().find(*newcomm);
+    made->dims = std::move(dims);
+    made->periods = std::move(periods);
+    return MPI_SUCCESS;
+}
+
+// No reordering: a process keeps its rank when the grid holds it.
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int[], int* newrank) {
+    rp::started("MPI_Cart_map");
+    int rc = MPI_SUCCESS;
+    rp::communicator* c = rp::find_comm(comm, "MPI_Cart_map", &rc);
+    if (!c) return rc;
+    const int cells = std::accumulate(dims, dims + ndims, 1, std::multiplies<>());
+    if (ndims < 0 || cells < 0 || cells > c->size())
+        return rp::program_error(c, MPI_ERR_DIMS, "MPI_Cart_map",
+                                 "a grid of " + std::to_string(cells) + " in a communicator of " + std::to_string(c->size()));
+    *newrank = c->my_rank < cells ? c->my_rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
 int MPI_Topo_test(MPI_Comm comm, int* status) {
     rp::started("MPI_Topo_test");
     int rc = MPI_SUCCESS;

@@ -21,7 +21,7 @@ PASS_THROUGH = {
     "MPI_Error_string", "MPI_Error_class", "MPI_Initialized", "MPI_Query_thread", "MPI_Is_thread_main",
     "MPI_Alloc_mem", "MPI_Free_mem", "MPI_Get_address", "MPI_Address", "MPI_Dims_create", "MPI_Pcontrol",
     "MPI_Get_count", "MPI_Get_elements", "MPI_Get_elements_x", "MPI_Test_cancelled", "MPI_Reduce_local",
-    "MPI_Pack", "MPI_Unpack", "MPI_Pack_size", "MPI_Pack_external", "MPI_Unpack_external",
+    "MPI_Pack_external", "MPI_Unpack_external", "MPIX_Query_cuda_support", "MPIX_Query_rocm_support",
     "MPI_Pack_external_size", "MPI_Buffer_attach", "MPI_Buffer_detach",
     "MPI_Add_error_class", "MPI_Add_error_code", "MPI_Add_error_string",
 }

@@ -2,8 +2,8 @@
 // them) need beyond the classic ones: nonblocking collectives of every
 // kind, attributes with copy and delete callbacks, matched probes,
 // Isendrecv, buffered and persistent synchronous sends, communicators made
-// from groups or split by node, error handlers of the program's own, and
-// Fortran handles. Every result is folded into a checksum, the same in a
+// from groups, split by node or from a Cartesian grid, packing, error
+// handlers of the program's own, and Fortran handles. Every result is folded into a checksum, the same in a
 // native run and in a replicated one.
 // usage: replica_coverage [rounds]
 
@@ -189,6 +189,23 @@ void communicators(int rank, int size, int round) {
     }
     MPI_Group_free(&evens);
     MPI_Group_free(&world);
+    // A row of a Cartesian grid, and packing with a communicator of the program's.
+    MPI_Comm cart, row;
+    int dims[2] = {0, 0}, periods[2] = {0, 1}, keep[2] = {0, 1}, row_rank = 0, row_size = 0, bytes = 0, at = 0;
+    MPI_Dims_create(size, 2, dims);
+    MPI_Cart_create(with_info, 2, dims, periods, 0, &cart);
+    MPI_Cart_sub(cart, keep, &row);
+    MPI_Comm_rank(row, &row_rank);
+    MPI_Comm_size(row, &row_size);
+    double two[2] = {double(rank), double(round)}, unpacked[2] = {0, 0};
+    MPI_Pack_size(2, MPI_DOUBLE, row, &bytes);
+    std::vector<char> packed(static_cast<std::size_t>(bytes));
+    MPI_Pack(two, 2, MPI_DOUBLE, packed.data(), bytes, &at, row);
+    int from = 0;
+    MPI_Unpack(packed.data(), at, &from, unpacked, 2, MPI_DOUBLE, row);
+    fold(row_rank * 100 + row_size), fold(unpacked, sizeof unpacked);
+    MPI_Comm_free(&row);
+    MPI_Comm_free(&cart);
     // The program's own error handler, called through MPI_Comm_call_errhandler.
     MPI_Errhandler handler;
     MPI_Comm_create_errhandler(on_error, &handler);
