@@ -23,6 +23,7 @@ import json
 import os
 import random
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -105,9 +106,20 @@ def launch(a, prog, mpiexec):
     # a set's elements, and so the bytes of a pickled set: every process of
     # the job gets one seed, drawn for the job, so that replicas agree.
     env.setdefault("PYTHONHASHSEED", str(random.randrange(1, 2**32)))
-    cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag"]
+    # Standard input goes to rank 0, as mpiexec gives it to process 0: to
+    # every replica of rank 0, read from a copy (mpiexec gets none). Only a
+    # file or a pipe is read, to its end, before the job starts: a terminal
+    # or a socket (an ssh session's) might never end.
+    mode = os.fstat(0).st_mode
+    env["RAMPART_STDIN"] = os.devnull
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+        env["RAMPART_STDIN"] = os.path.join(reports, "stdin")
+        with open(env["RAMPART_STDIN"], "wb") as f:
+            f.write(sys.stdin.buffer.read())
+    cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag",
+           "--stdin", "none"]
     for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_REPLICA_SPARES", "RAMPART_KILL", "RAMPART_FLIP_BITS",
-                 "RAMPART_SEED", "PYTHONHASHSEED"):
+                 "RAMPART_SEED", "PYTHONHASHSEED", "RAMPART_STDIN"):
         if name in env:
             cmd += ["-x", name]
     # The program's processes only, not the launcher.
@@ -150,8 +162,8 @@ def run_job(cmd, env, reports, processes, output, grace=3.0):
     exited with an error; once every process has ended (its report says
     how, or it was killed) and mpiexec has not returned within `grace`
     seconds, it is stopped and the exit code is the processes' own."""
-    job = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           errors="replace")
+    job = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, errors="replace")
     reader = threading.Thread(target=output.read, args=(job.stdout,), daemon=True)
     reader.start()
     all_ended_at, code = None, None

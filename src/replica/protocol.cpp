@@ -11,6 +11,7 @@
 #include "set_collectives.hpp"
 #include "set_cores.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -34,6 +35,18 @@ int env_int(const char* name, int fallback) {
     const long x = std::strtol(v, &end, 10);
     if (*end != '\0') throw std::runtime_error(std::string(name) + "=" + v + ": not an integer");
     return static_cast<int>(x);
+}
+
+// rampart-run's copy of its standard input goes to every replica of rank 0
+// (mpiexec would give the real one to one process only); the other ranks
+// get none, as natively.
+void take_standard_input(int rank) {
+    const char* copy = std::getenv("RAMPART_STDIN");
+    if (!copy) return;
+    const int fd = ::open(rank == 0 ? copy : "/dev/null", O_RDONLY);
+    if (fd < 0) return;
+    ::dup2(fd, STDIN_FILENO);
+    ::close(fd);
 }
 }  // namespace
 
@@ -132,6 +145,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     set_collectives::get().start();
     kills_.start(rank_, replica_, process_);
     if (rank_ < 0) serve_as_spare();  // returns as a re-created replica (rank_ set), or never
+    take_standard_input(rank_);
     communicators::get().make_predefined(layout_.ranks(), rank_);
     started_ = true;
 }

@@ -5,13 +5,14 @@
 // from groups, split by node or from a Cartesian grid, packing, error
 // handlers of the program's own, and Fortran handles. Every result is folded into a checksum, the same in a
 // native run and in a replicated one.
-// usage: replica_coverage [rounds]
+// usage: replica_coverage [rounds [stdin]]  (stdin: rank 0 reads its standard input up to a line "end")
 
 #include <mpi.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -151,6 +152,20 @@ void point_to_point(int rank, int size, int round) {
     fold(got);
 }
 
+// Rank 0 reads its standard input up to a line "end" (Open MPI's mpiexec
+// does not pass on the end of its input); every rank folds it.
+void standard_input(int rank) {
+    std::vector<char> text;
+    char line[256];
+    while (rank == 0 && std::fgets(line, sizeof line, stdin) && std::strcmp(line, "end\n") != 0)
+        text.insert(text.end(), line, line + std::strlen(line));
+    long bytes = static_cast<long>(text.size());
+    MPI_Bcast(&bytes, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    text.resize(static_cast<std::size_t>(bytes));
+    MPI_Bcast(text.data(), static_cast<int>(bytes), MPI_CHAR, 0, MPI_COMM_WORLD);
+    fold(text), fold(bytes);
+}
+
 int handled = 0;
 void on_error(MPI_Comm*, int* code, ...) { handled += *code == MPI_ERR_OTHER; }
 
@@ -227,6 +242,7 @@ int main(int argc, char** argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 2 && std::strcmp(argv[2], "stdin") == 0) standard_input(rank);
     std::vector<char> buffer(1 << 16);
     MPI_Buffer_attach(buffer.data(), static_cast<int>(buffer.size()));
     for (int round = 0; round < rounds; ++round) {

@@ -16,6 +16,8 @@ EXPECT:
   identical,pulled
                  the same, and some collective run inside the replica sets
                  was completed by pulling blocks after a set was broken
+  identical,...,stdin
+                 the same, with text on the standard input of both runs
   identical,...,placed
                  the same, and where this machine has fewer cores than
                  processes but at least one per replica set, every set had
@@ -37,14 +39,15 @@ import subprocess
 import sys
 
 LIMIT = 60
+STDIN = None  # what both runs get on their standard input (expectation flag stdin)
 
 
 def run(cmd, env=None):
     # In a session of its own, so that a hang is ended with all its processes.
-    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          start_new_session=True) as p:
+    with subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE if STDIN else None, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as p:
         try:
-            out, err = p.communicate(timeout=LIMIT)
+            out, err = p.communicate(input=STDIN, timeout=LIMIT)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.communicate()
@@ -106,7 +109,10 @@ def check_placement(report, options):
 
 
 def main():
+    global STDIN
     rampart_run, mpiexec, library, expect = sys.argv[1:5]
+    if "stdin" in expect.split(","):
+        STDIN = "".join(f"line {i} of the standard input\n" for i in range(2000)) + "end\n"
     rest = sys.argv[5:]
     split = rest.index("--")
     options, program = rest[:split], rest[split + 1:]
@@ -129,6 +135,8 @@ def main():
                 pulled = True
             elif flag == "placed":
                 placed = True
+            elif flag == "stdin":
+                pass
             else:
                 fail(f"unknown expectation {flag}")
     if expect == "identical":
