@@ -215,7 +215,7 @@ def read_reports(reports):
 
 def summarize(a, reports, mpiexec_code, seconds):
     """The report: how the job ended, per rank whether a replica ran the
-    program to its end, the processes killed on purpose, the protocol's
+    program to its end, the processes killed on purpose and lost to any cause, the protocol's
     counters summed over the processes."""
     processes, kills = read_reports(reports)
     n = a.n
@@ -239,6 +239,10 @@ def summarize(a, reports, mpiexec_code, seconds):
         if p.get("program_ended_us") and p.get("rank", -1) >= 0 and p.get("ended") == "normal":
             ended_at.setdefault(p["rank"], []).append(p["program_ended_us"])
     apart_ms = max((max(t) - min(t) for t in ended_at.values()), default=0) / 1000.0
+    # Every process that died, of any cause (killed here, from outside, or
+    # a crash): those that a survivor learnt had died.
+    lost = sorted({d["process"] for p in processes.values() for d in p.get("deaths", [])} |
+                  {k["process"] for k in kills})
     return {
         "ranks": n,
         "replicas": a.replicas,
@@ -248,6 +252,7 @@ def summarize(a, reports, mpiexec_code, seconds):
         "ranks_unfinished": unfinished,
         "seconds": round(seconds, 3),
         "processes_killed": sorted(k["process"] for k in kills),
+        "processes_lost": lost,
         "killed_us": sorted(k["killed_us"] for k in kills),
         "detect_ms": detect_ms,
         "ended_us": max((p.get("ended_us", 0) for p in processes.values()), default=0),
@@ -278,6 +283,7 @@ def print_report(a, report):
     lines = [f"rampart-run: {a.n} ranks x {a.replicas} replicas, exit code {report['exit_code']}, "
              f"{report['seconds']:.2f} s",
              f"  processes killed: {', '.join(map(str, report['processes_killed'])) or 'none'}; "
+             f"lost (any cause): {', '.join(map(str, report['processes_lost'])) or 'none'}; "
              f"messages sent: {report['messages_sent']}, re-sent: {report['messages_resent']}, "
              f"duplicates dropped: {report['duplicates_dropped']}, acknowledgements: {report['acks_sent']}"]
     for r in report["replicas_recreated"]:
