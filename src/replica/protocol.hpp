@@ -199,6 +199,7 @@ public:
     /// Fault injection (RAMPART_FLIP_BITS): whether to flip a bit of these
     /// outgoing bytes, and the flip.
     bool flip_now(std::size_t bytes);
+    bool flipping() const { return flip_rate_ > 0.0; }
     void flip_one(std::vector<char>& bytes, MPI_Datatype type = MPI_BYTE);
     /// Progresses until `done()` holds.
     template <class Done>

@@ -110,4 +110,13 @@ void report_collective_corruption(const protocol& p, std::uint64_t index) {
     write(p);
 }
 
+std::string divergence_causes(bool faults_injected) {
+    return std::string(". The replicas of a rank sent or received different data: either a fault (a bit flipped in "
+                       "memory or on its way") +
+           (faults_injected ? ", as --flip-bits injects)" : ")") +
+           " or a program that is not send-deterministic (what it sends depends on time, on the order in which "
+           "receives from any source match, or on uninitialised memory). The same run again without faults "
+           "tells them apart: a difference again, at the same message, comes from the program (docs/replica.md)";
+}
+
 }  // namespace rampart::replica::detail

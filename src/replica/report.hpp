@@ -26,4 +26,8 @@ void report_corruption(const protocol& p, const send_op& op, int replica);
 /// run inside their sets.
 void report_collective_corruption(const protocol& p, std::uint64_t index);
 
+/// What a difference between the replicas of a rank may come from, and how
+/// to tell: the end of every message that stops a job for one.
+std::string divergence_causes(bool faults_injected);
+
 }  // namespace rampart::replica::detail

@@ -244,8 +244,9 @@ void protocol::check_copy_hash(send_op& op, int k) {
     report_corruption(*this, op, k);
     abort_job(4, "silent data corruption detected: message " + std::to_string(op.number) + " from rank " +
                      std::to_string(rank_) + " to rank " + std::to_string(op.dest) + " (tag " +
-                     std::to_string(op.app_tag) + ") differs between replica " + std::to_string(replica_) +
-                     " and replica " + std::to_string(k) + " of the sender");
+                     std::to_string(op.app_tag) + ", " + std::to_string(data_bytes(op.count, op.type)) +
+                     " bytes) differs between replica " + std::to_string(replica_) + " and replica " +
+                     std::to_string(k) + " of the sender" + divergence_causes(flip_rate_ > 0.0));
 }
 
 void protocol::finish(send_op& op) {
@@ -280,7 +281,8 @@ void protocol::decide_corruption(send_op& op) {
     if (2 * best->second <= known)
         abort_job(4, "silent data corruption detected and not correctable (no majority): message " +
                          std::to_string(op.number) + " from rank " + std::to_string(rank_) + " to rank " +
-                         std::to_string(op.dest));
+                         std::to_string(op.dest) + " (tag " + std::to_string(op.app_tag) + ")" +
+                         divergence_causes(flip_rate_ > 0.0));
     bool self = false;
     for (std::size_t k = 0; k < op.to.size(); ++k) {
         const send_op::copy& c = op.to[k];

@@ -171,7 +171,8 @@ void set_collectives::compare(std::uint64_t index) {
         report_collective_corruption(p, index);
         p.abort_job(4, "silent data corruption detected: the results of the collectives on MPI_COMM_WORLD up to number " +
                            std::to_string(index - 1) +
-                           " differ between the two replicas of rank " + std::to_string(p.rank()));
+                           " differ between the two replicas of rank " + std::to_string(p.rank()) +
+                           divergence_causes(p.flipping()));
     }
     own_hash_.erase(own);
     sibling_hash_.erase(theirs);

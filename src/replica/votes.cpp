@@ -59,7 +59,7 @@ void protocol::check_vote(const std::pair<int, std::uint64_t>& key) {
             abort_job(4, "silent data corruption detected and not correctable (no majority): message " +
                              std::to_string(key.second) + " from rank " + std::to_string(key.first) + " to rank " +
                              std::to_string(rank_) + ", received differently by its " + std::to_string(live) +
-                             " replicas");
+                             " replicas" + divergence_causes(flip_rate_ > 0.0));
         }
     }
     // Forgotten once decided and every live sibling has voted.
