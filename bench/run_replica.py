@@ -10,6 +10,9 @@ plot_replica.py for bench/results/replica_pingpong.png.
   wall-clock instant (part pingpong_together): each small size lasts a few
   milliseconds, and two native jobs launched milliseconds apart otherwise
   measure their small sizes while the other job is not yet running;
+- the protocol's own cost (part protocol_cost): ping-pong latency (1-64 B)
+  and bandwidth (64 KiB up) natively and with one replica, 2 processes on
+  2 cores, where no process waits for a core;
 - where the small-message latency goes (part latency_parts): one native
   job, the library with one replica, native twice in MPI's yielding mode,
   replicated;
@@ -31,7 +34,8 @@ Runs of the native pair and the replicated job alternate, so that a drift of
 the machine affects both alike; medians are recorded.
 
 usage: bench/run_replica.py [build-dir] [--repeat 5] [--flips 1000]
-                            [--only pingpong,pingpong_together,latency_parts,apps,kill,corruption,recreate]
+                            [--only pingpong,pingpong_together,latency_parts,protocol_cost,apps,kill,
+                                    corruption,recreate]
 """
 import argparse
 import json
@@ -161,6 +165,38 @@ def latency_parts(build, repeat):
     out = {"sizes": "1-64 B, the median over the sizes of each run", "runs_us": runs,
            **{f"{k}_us": statistics.median(v) for k, v in runs.items()}}
     print("  latency (us): " + ", ".join(f"{k} {out[k + '_us']:.2f}" for k in runs), flush=True)
+    return out
+
+
+def protocol_cost(build, repeat):
+    """The protocol's own cost, where every process has a core: the same
+    ping-pong natively and through the library with one replica (2
+    processes on 2 cores), runs alternating. Latency: the median over 1-64 B
+    of each run; bandwidth: per size from 64 KiB up."""
+    program = [str(build / "apps/mpi/rampart-mpi-pingpong"), "--json"]
+    native = [mpiexec(build), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "-n", "2"]
+    runs = {"native": [], "replicas_1": []}
+    for r in range(repeat):
+        runs["native"].append(together(native, program, jobs=1)[0]["sizes"])
+        runs["replicas_1"].append(replicated(build, 2, 1, program)[0]["sizes"])
+        print(f"  run {r + 1}/{repeat}", flush=True)
+    small = lambda sizes: statistics.median(x["latency_us"] for x in sizes if x["bytes"] <= 64)
+    latency = {k: [small(run) for run in v] for k, v in runs.items()}
+    out = {"latency_sizes": "1-64 B, the median over the sizes of each run",
+           "latency_runs_us": latency,
+           "native_latency_us": statistics.median(latency["native"]),
+           "replicas_1_latency_us": statistics.median(latency["replicas_1"])}
+    out["added_latency_us"] = out["replicas_1_latency_us"] - out["native_latency_us"]
+    out["bandwidth"] = []
+    for size in sorted({x["bytes"] for x in runs["native"][0] if x["bytes"] >= 64 * 1024}):
+        med = lambda k: statistics.median(x["bandwidth_mb_s"] for run in runs[k] for x in run if x["bytes"] == size)
+        row = {"bytes": size, "native_mb_s": med("native"), "replicas_1_mb_s": med("replicas_1")}
+        row["ratio"] = row["replicas_1_mb_s"] / row["native_mb_s"]
+        out["bandwidth"].append(row)
+    out["lowest_bandwidth_ratio"] = min(row["ratio"] for row in out["bandwidth"])
+    print(f"  latency {out['native_latency_us']:.3f} / {out['replicas_1_latency_us']:.3f} us (added"
+          f" {out['added_latency_us']:.3f}); bandwidth from 64 KiB at least {out['lowest_bandwidth_ratio']:.3f} x native",
+          flush=True)
     return out
 
 
@@ -305,13 +341,14 @@ def main():
     p.add_argument("build", nargs="?", default="build")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--flips", type=int, default=1000)
-    p.add_argument("--only", default="pingpong,pingpong_together,latency_parts,apps,kill,corruption,recreate",
+    p.add_argument("--only", default="pingpong,pingpong_together,latency_parts,protocol_cost,apps,kill,corruption,"
+                                     "recreate",
                    help="the parts to run (comma-separated); the others keep what replica.json holds")
     a = p.parse_args()
     build = Path(a.build).resolve()
     parts = a.only.split(",")
     path = results / "replica.json"
-    out = json.loads(path.read_text()) if path.exists() and len(parts) < 7 else {}
+    out = json.loads(path.read_text()) if path.exists() and len(parts) < 8 else {}
     out.setdefault("commands", {})
     save = lambda: (results.mkdir(exist_ok=True), path.write_text(json.dumps(out, indent=1) + "\n"))
     for part in parts:
@@ -326,6 +363,9 @@ def main():
         elif part == "latency_parts":
             print("ping-pong latency, 1-64 B: native, one replica, native twice yielding, replicated (R = 2)")
             out["latency_parts"] = latency_parts(build, a.repeat)
+        elif part == "protocol_cost":
+            print("the protocol's own cost: ping-pong natively / through the library with one replica (2 ranks)")
+            out["protocol_cost"] = protocol_cost(build, a.repeat)
         elif part == "recreate":
             print("re-created replicas, 4 ranks, R = 2")
             out["recreate"] = recreation(build, a.repeat)

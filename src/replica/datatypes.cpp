@@ -1,6 +1,7 @@
 #include "datatypes.hpp"
 
 #include "significant_bytes.hpp"
+#include "type_facts.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,19 +9,10 @@
 namespace rampart::replica::detail {
 
 std::size_t data_bytes(int count, MPI_Datatype type) {
-    int size = 0;
-    PMPI_Type_size(type, &size);
-    return static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
+    return static_cast<std::size_t>(count) * facts_of(type).size;
 }
 
-bool contiguous(MPI_Datatype type) {
-    int size = 0;
-    MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-    PMPI_Type_size(type, &size);
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    return true_lb == 0 && lb == 0 && extent == size && true_extent == size;
-}
+bool contiguous(MPI_Datatype type) { return facts_of(type).contiguous; }
 
 std::vector<char> pack(const void* buf, int count, MPI_Datatype type) {
     int bytes = 0;

@@ -260,10 +260,11 @@ bool protocol::progress() {
 }
 
 // Polls that found nothing: a few spin (a reply is often a microsecond
-// away), then the core goes to another process (ranks and replicas often
-// share cores) until something happens.
+// away), then, where processes share cores (ranks and replicas often do),
+// the core goes to another process until something happens. A process
+// with a core of its own spins: a yield costs a system call per poll.
 void protocol::idle() {
-    if (++idle_polls_ > spin_polls) sched_yield();
+    if (++idle_polls_ > spin_polls && node_oversubscribed()) sched_yield();
 }
 
 std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,

@@ -71,6 +71,9 @@ enum control_tag : int {
 };
 enum class sync_answer : std::uint64_t { ready, ended, cannot };
 inline int data_tag(int context, int tag) { return (context << app_tag_bits) | tag; }
+/// A message this small travels whole in MPI's first packet (eager): its
+/// send or receive is mostly done when MPI's call returns.
+constexpr std::size_t small_message = 64 * 1024;
 
 /// One buffer sent to several destinations (a round of a collective):
 /// copied and hashed once for all of them.
@@ -253,6 +256,7 @@ private:
 
     // receiving.cpp
     bool matches(const recv_request& r, const inbound& in) const;
+    bool matches(const recv_request& r, int source, int tag) const;
     void fill_status(MPI_Status& st, const inbound& in, const communicator* comm) const;
     bool poll_world();
     void on_message(MPI_Message msg, const MPI_Status& st);

@@ -45,14 +45,17 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
     // rank's other replicas take it at their own pace, and a program that
     // tests such a send would otherwise see it complete at different
     // points on its replicas.
-    op.buffered = (!op.synchronous || op.dest == rank_) && bytes <= buffered_message;
+    // With one replica nothing waits for other copies, and nothing is
+    // compared: the message is the program's, as MPI would send it.
+    const bool compared = layout_.replicas() > 1;
+    op.buffered = (compared || op.synchronous) && (!op.synchronous || op.dest == rank_) && bytes <= buffered_message;
     // One replica's outgoing copies are corrupted on purpose: a bit flipped
     // in a copy of the payload, which is what that replica then believes
     // it sent.
     const bool flip = flip_now(bytes);
     // Data with bytes that hold no value (long double's) is sent as a copy
     // with those bytes zeroed, so that every replica sends the same bytes.
-    const bool holes = !holes_of(op.type).empty();
+    const bool holes = compared && !holes_of(op.type).empty();
     if (!op.buffered && !flip && !holes) return;  // hashed by route(), once its copies are on their way
     if (op.buffered) {
         wait_until([&] { return buffered_messages_ < buffered_count; });
@@ -123,7 +126,7 @@ void protocol::route(const std::shared_ptr<send_op>& op, same_data* same) {
         if (op->to[static_cast<std::size_t>(k)].s == send_op::state::awaiting_ack &&
             layout_.responsible(rank_, k) == replica_)
             send_or_hold(op, k);
-    if (!op->payload) {
+    if (!op->payload && layout_.replicas() > 1) {
         op->hash = same && same->of(op->buf, op->count, op->type)
                        ? same->hash
                        : hash_data_in_pieces(op->buf, op->count, op->type, data_bytes(op->count, op->type),
@@ -164,7 +167,8 @@ void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
     // A small copy has mostly left within the call (MPI's eager send): then
     // it needs no further test.
     int left = 0;
-    const int tested = rc == MPI_SUCCESS && op->buffered ? PMPI_Test(&c.request, &left, MPI_STATUS_IGNORE) : rc;
+    const bool small = op->buffered || data_bytes(count, type) <= small_message;
+    const int tested = rc == MPI_SUCCESS && small ? PMPI_Test(&c.request, &left, MPI_STATUS_IGNORE) : rc;
     if (tested != MPI_SUCCESS) {
         c.request = MPI_REQUEST_NULL;
         check_failures(tested);

@@ -4,11 +4,11 @@
 #include "significant_bytes.hpp"
 
 #include "hashing.hpp"
+#include "type_facts.hpp"
 
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
-#include <mutex>
 
 namespace rampart::replica::detail {
 
@@ -68,11 +68,9 @@ std::int64_t repeats(int combiner, const std::vector<int>& ints, MPI_Datatype se
     }
 }
 
-std::vector<hole> element_holes(MPI_Datatype t);
-
 // `n` elements of `sub` from `at` on.
 void append(std::vector<hole>& out, std::size_t& at, MPI_Datatype sub, std::int64_t n) {
-    const auto inner = element_holes(sub);
+    const auto inner = holes_of(sub);
     const std::size_t size = size_of(sub);
     if (inner.empty() || n <= 0) {
         at += size * static_cast<std::size_t>(std::max<std::int64_t>(n, 0));
@@ -81,6 +79,8 @@ void append(std::vector<hole>& out, std::size_t& at, MPI_Datatype sub, std::int6
     for (std::int64_t i = 0; i < n; ++i, at += size)
         for (const hole& h : inner) out.push_back({at + h.at, h.bytes});
 }
+
+}  // namespace
 
 std::vector<hole> element_holes(MPI_Datatype t) {
     int ni = 0, na = 0, nd = 0, combiner = 0;
@@ -103,41 +103,12 @@ std::vector<hole> element_holes(MPI_Datatype t) {
     return out;
 }
 
-int delete_holes(MPI_Datatype, int, void* value, void*) {
-    delete static_cast<std::vector<hole>*>(value);
-    return MPI_SUCCESS;
-}
-
-int holes_key() {
-    static int key = MPI_KEYVAL_INVALID;
-    static std::once_flag once;
-    std::call_once(once, [] { PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, delete_holes, &key, nullptr); });
-    return key;
-}
-
-}  // namespace
-
-const std::vector<hole>& holes_of(MPI_Datatype type) {
-    static const std::vector<hole> none;
-    static const std::vector<hole> one_long_double = named_holes(MPI_LONG_DOUBLE);
-    static const std::vector<hole> complex_long_double = named_holes(MPI_C_LONG_DOUBLE_COMPLEX);
-    if (type == MPI_DATATYPE_NULL) return none;
-    if (named(type)) {
-        const auto h = named_holes(type);
-        return h.empty() ? none : h.size() == 1 ? one_long_double : complex_long_double;
-    }
-    void* value = nullptr;
-    int found = 0;
-    PMPI_Type_get_attr(type, holes_key(), &value, &found);
-    if (found) return *static_cast<const std::vector<hole>*>(value);
-    auto* holes = new std::vector<hole>(element_holes(type));
-    PMPI_Type_set_attr(type, holes_key(), holes);
-    return *holes;
-}
+const std::vector<hole>& holes_of(MPI_Datatype type) { return facts_of(type).holes; }
 
 void clear_holes(char* packed, std::size_t bytes, MPI_Datatype type) {
-    const auto& holes = holes_of(type);
-    const std::size_t size = size_of(type);
+    const type_facts& facts = facts_of(type);
+    const auto& holes = facts.holes;
+    const std::size_t size = facts.size;
     if (holes.empty() || size == 0) return;
     for (std::size_t element = 0; element < bytes; element += size)
         for (const hole& h : holes) {

@@ -22,9 +22,11 @@ struct hole {
 };
 
 /// The holes of one element of `type` in its packed form (in type-map
-/// order), empty for nearly every type. Derived types keep theirs as an
-/// attribute, so each is worked out once.
+/// order), empty for nearly every type; kept with the type's other facts
+/// (type_facts.hpp), so each type's are worked out once.
 const std::vector<hole>& holes_of(MPI_Datatype type);
+/// The same, worked out from the type map now.
+std::vector<hole> element_holes(MPI_Datatype type);
 
 /// Zeroes the holes of packed data of whole elements of `type` (a partial
 /// last element up to where it ends).
