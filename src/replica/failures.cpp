@@ -61,10 +61,10 @@ void protocol::on_death(int p) {
     const int r = layout_.rank_of(p), k = layout_.replica_of(p);
     if (r < 0) return;  // a spare
     if (layout_.live_replicas(r) == 0 && !rank_ended(r)) lost_every_replica(r);
-    for (auto& [number, op] : pending_[static_cast<std::size_t>(r)]) {
+    pending_[static_cast<std::size_t>(r)].for_each([&](const std::shared_ptr<send_op>& op) {
         send_op::copy& c = op->to[static_cast<std::size_t>(k)];
         if (c.s == send_op::state::awaiting_ack || c.s == send_op::state::sending) c.s = send_op::state::not_needed;
-    }
+    });
     if (source_process_[static_cast<std::size_t>(r)] == p) switch_source(r);
     if (r == rank_)
         for (int j = 0; j < layout_.replicas(); ++j)
@@ -73,11 +73,8 @@ void protocol::on_death(int p) {
                 take_over(j);
     if (r == rank_) check_votes();  // fewer replicas to agree
     set_collectives::get().on_death(p);
-    for (auto& ops : pending_) {
-        std::vector<std::shared_ptr<send_op>> copy;
-        for (auto& [number, op] : ops) copy.push_back(op);
-        for (auto& op : copy) finish(*op);
-    }
+    for (auto& ops : pending_)
+        for (auto& op : ops.list()) finish(*op);
 }
 
 bool protocol::rank_ended(int rank) const {

@@ -292,7 +292,7 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     // from a replica ahead finds it pending or is kept as early.
     prepare_payload(*op, same);
     op->number = next_number_[static_cast<std::size_t>(to)]++;
-    pending_[static_cast<std::size_t>(to)][op->number] = op;
+    pending_[static_cast<std::size_t>(to)].add(op->number, op);
     route(op, same);
     if (synchronous) await_match(op);
     ++messages_sent;

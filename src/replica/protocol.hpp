@@ -17,6 +17,7 @@
 
 #include "fault_orders.hpp"
 #include "layout.hpp"
+#include "pending_sends.hpp"
 #include "requests.hpp"
 
 #include <mpi.h>
@@ -322,7 +323,7 @@ private:
     // Sending: per destination rank, the next number and the messages whose
     // copies are not all confirmed; acks that came before our own send.
     std::vector<std::uint64_t> next_number_;
-    std::vector<std::map<std::uint64_t, std::shared_ptr<send_op>>> pending_;
+    std::vector<pending_sends> pending_;
     std::vector<std::map<std::pair<std::uint64_t, int>, std::uint64_t>>
         early_acks_;                               // dest -> (number, replica) -> hash
     std::list<std::shared_ptr<send_op>> sending_;  // with a copy in flight

@@ -221,15 +221,13 @@ void protocol::apply_ack(int from, std::uint64_t number, std::uint64_t hash) {
     ++acks_received;
     const int j = layout_.rank_of(from), k = layout_.replica_of(from);
     if (j < 0) return;
-    auto& pending = pending_[static_cast<std::size_t>(j)];
-    auto it = pending.find(number);
-    if (it == pending.end()) {
+    std::shared_ptr<send_op> op = pending_[static_cast<std::size_t>(j)].find(number);
+    if (!op) {
         // Ahead of this replica: kept until it sends the message itself.
         if (number >= next_number_[static_cast<std::size_t>(j)])
             early_acks_[static_cast<std::size_t>(j)][{number, k}] = hash;
         return;
     }
-    std::shared_ptr<send_op> op = it->second;
     send_op::copy& c = op->to[static_cast<std::size_t>(k)];
     if (c.s == send_op::state::awaiting_ack) c.s = send_op::state::acked;
     if (c.s != send_op::state::sending && c.s != send_op::state::sent) {
@@ -316,8 +314,9 @@ void protocol::take_over(int k) {
         if (!layout_.alive(j, k)) continue;
         // A copy (k's start) goes out below for each: copy the list first.
         std::vector<std::shared_ptr<send_op>> ops;
-        for (auto& [number, op] : pending_[static_cast<std::size_t>(j)])
+        pending_[static_cast<std::size_t>(j)].for_each([&](const std::shared_ptr<send_op>& op) {
             if (op->to[static_cast<std::size_t>(k)].s == send_op::state::awaiting_ack) ops.push_back(op);
+        });
         for (auto& op : ops) {
             // A send below that learns of another death completes what that
             // death settles (its copy then freed): not sent again.

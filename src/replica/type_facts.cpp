@@ -26,14 +26,12 @@ bool named(MPI_Datatype t) {
     return combiner == MPI_COMBINER_NAMED;
 }
 
-// Predefined types live as long as the process: by handle. The program's
-// thread is the only one that sends (MPI_THREAD_SERIALIZED at most), but
-// the table is cheap to guard.
+// Predefined types live as long as the process: by handle. Only the
+// program's thread calls MPI (MPI_THREAD_SERIALIZED at most): no lock.
 std::unordered_map<MPI_Datatype, type_facts>& named_facts() {
     static auto* table = new std::unordered_map<MPI_Datatype, type_facts>();
     return *table;
 }
-std::mutex named_mutex;
 
 int delete_facts(MPI_Datatype, int, void* value, void*) {
     delete static_cast<type_facts*>(value);
@@ -47,28 +45,36 @@ int facts_key() {
     return key;
 }
 
+// A derived type's handle may be freed and used again for another type:
+// its facts go with it, as an attribute.
+const type_facts& derived_facts(MPI_Datatype type) {
+    void* value = nullptr;
+    int found = 0;
+    PMPI_Type_get_attr(type, facts_key(), &value, &found);
+    if (found) return *static_cast<const type_facts*>(value);
+    auto* facts = new type_facts(work_out(type));
+    PMPI_Type_set_attr(type, facts_key(), facts);
+    return *facts;
+}
+
 }  // namespace
 
 const type_facts& facts_of(MPI_Datatype type) {
     static const type_facts none;
+    // Most messages of a program are of the type of the one before.
+    static MPI_Datatype last_named = MPI_DATATYPE_NULL;
+    static const type_facts* last_named_facts = &none;
+    if (type == last_named) return *last_named_facts;
     if (type == MPI_DATATYPE_NULL) return none;
-    {
-        std::lock_guard lock(named_mutex);
-        auto& table = named_facts();
-        if (auto it = table.find(type); it != table.end()) return it->second;
+    auto& table = named_facts();
+    auto it = table.find(type);
+    if (it == table.end()) {
+        if (!named(type)) return derived_facts(type);
+        it = table.emplace(type, work_out(type)).first;
     }
-    void* value = nullptr;
-    int found = 0;
-    if (!named(type)) {
-        PMPI_Type_get_attr(type, facts_key(), &value, &found);
-        if (found) return *static_cast<const type_facts*>(value);
-        auto* facts = new type_facts(work_out(type));
-        PMPI_Type_set_attr(type, facts_key(), facts);
-        return *facts;
-    }
-    type_facts facts = work_out(type);
-    std::lock_guard lock(named_mutex);
-    return named_facts().emplace(type, std::move(facts)).first->second;
+    last_named = type;
+    last_named_facts = &it->second;
+    return it->second;
 }
 
 }  // namespace rampart::replica::detail
