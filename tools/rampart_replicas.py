@@ -23,6 +23,7 @@ import json
 import os
 import random
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -49,6 +50,10 @@ replica, elected survivor, is about to send its state to a spare).""")
     g.add_argument("--flip-bits", type=float, default=0.0, metavar="RATE",
                    help="with --replicas: flip one random bit in this share of the outgoing messages of replica 0 "
                         "(RAMPART_FLIP_BITS), seeded by --seed")
+    g.add_argument("--replica-dirs", metavar="DIR",
+                   help="with --replicas: replica k >= 1 of every rank works in DIR/replica-k (made here, with links "
+                        "to this directory's entries), so that replicas do not write over each other's files; "
+                        "replica 0 works here")
     g.add_argument("--replica-lib", metavar="PATH",
                    help="librampart_replica.so (default: RAMPART_REPLICA_LIB, else build/src/replica/ of this "
                         "checkout, else ../lib next to this tool)")
@@ -56,8 +61,8 @@ replica, elected survivor, is about to send its state to a spare).""")
 
 def check_arguments(p, a):
     if not a.replicas:
-        if a.flip_bits:
-            p.error("--flip-bits needs --replicas")
+        if a.flip_bits or a.replica_dirs:
+            p.error("--flip-bits and --replica-dirs need --replicas")
         return
     if a.replicas < 1:
         p.error("--replicas must be at least 1")
@@ -72,8 +77,49 @@ def check_arguments(p, a):
             p.error(f"--kill {k}: with --replicas, expected RANK.REPLICA@start|SECONDSs|sendN|afterN|recreate[N]|state, e.g. 1.0@send40")
         if int(m.group(1)) >= a.n or int(m.group(2)) >= a.replicas:
             p.error(f"--kill {k}: no replica {m.group(2)} of rank {m.group(1)} among {a.n} ranks x {a.replicas}")
+    if a.replica_dirs:
+        try:
+            make_replica_dirs(a.replica_dirs, a.replicas, dry_run=True)
+        except (OSError, ValueError) as e:
+            p.error(f"--replica-dirs {a.replica_dirs}: {e}")
     if not find_library(a.replica_lib):
         p.error("librampart_replica.so not found: build the project first, or give --replica-lib")
+
+
+MARK = ".rampart-replica-dir"
+
+
+def make_replica_dirs(top, replicas, dry_run=False):
+    """DIR/replica-k for k >= 1, each with a link to every entry of the
+    working directory: the program finds its input files where it would,
+    and the files it makes are its own. A directory made by an earlier run
+    (it holds the mark) is made again; any other is left alone."""
+    top = Path(top).resolve()
+    here = Path.cwd().resolve()
+    made = []
+    for k in range(1, replicas):
+        d = top / f"replica-{k}"
+        if d.exists() and not (d / MARK).exists():
+            raise ValueError(f"{d} exists and was not made by rampart-run: give another directory")
+        made.append(d)
+    if dry_run:
+        return made
+    for d in made:
+        if d.exists():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+        (d / MARK).touch()
+        for entry in here.iterdir():
+            if entry.resolve() != top and top not in entry.resolve().parents:
+                (d / entry.name).symlink_to(entry)
+    return made
+
+
+def complete_sets(a, processes):
+    """The replica sets whose every replica ran the program to its end in
+    the process that started it: their files are whole."""
+    ended = {p["process"]: p.get("ended") == "normal" and not p.get("recreated") for p in processes.values()}
+    return [k for k in range(a.replicas) if all(ended.get(k * a.n + r, False) for r in range(a.n))]
 
 
 def find_library(explicit):
@@ -97,6 +143,9 @@ def launch(a, prog, mpiexec):
         env["ASAN_OPTIONS"] += ":verify_asan_link_order=0"
     if a.kill:
         env["RAMPART_KILL"] = ",".join(a.kill)
+    if a.replica_dirs:
+        make_replica_dirs(a.replica_dirs, a.replicas)
+        env["RAMPART_REPLICA_DIRS"] = str(Path(a.replica_dirs).resolve())
     if a.flip_bits:
         env["RAMPART_FLIP_BITS"] = repr(a.flip_bits)
         env["RAMPART_SEED"] = str(a.seed)
@@ -119,7 +168,7 @@ def launch(a, prog, mpiexec):
     cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag",
            "--stdin", "none"]
     for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_REPLICA_SPARES", "RAMPART_KILL", "RAMPART_FLIP_BITS",
-                 "RAMPART_SEED", "PYTHONHASHSEED", "RAMPART_STDIN"):
+                 "RAMPART_SEED", "PYTHONHASHSEED", "RAMPART_STDIN", "RAMPART_REPLICA_DIRS"):
         if name in env:
             cmd += ["-x", name]
     # The program's processes only, not the launcher.
@@ -273,6 +322,11 @@ def summarize(a, reports, mpiexec_code, seconds):
                                 "ran_to_end": p.get("ended") == "normal"}
                                for p in sorted(processes.values(), key=lambda p: p["process"]) if p.get("recreated")],
         "states_sent": total("states_sent"),
+        # With --replica-dirs: where each replica set worked, and which
+        # sets' files are whole.
+        "replica_dirs": {str(k): str(Path(a.replica_dirs).resolve() / f"replica-{k}") if k else os.getcwd()
+                         for k in range(a.replicas)} if a.replica_dirs else None,
+        "complete_sets": complete_sets(a, processes),
         # Where each process ran (spares: until they re-created a replica).
         "cores": [{"process": p["process"], "rank": p["rank"], "replica": p["replica"], "cores": p.get("cores", [])}
                   for p in sorted(processes.values(), key=lambda p: p["process"])],
@@ -289,6 +343,11 @@ def print_report(a, report):
     for r in report["replicas_recreated"]:
         lines.append(f"  replica {r['replica']} of rank {r['rank']} re-created by process {r['process']} at sync "
                      f"{r['at_sync']} in {r['ms']} ms ({r['state_bytes']} bytes of state)")
+    if a.replica_dirs:
+        whole = report["complete_sets"]
+        lines.append("  files: " + (f"whole in {report['replica_dirs'][str(whole[0])]} (replica set {whole[0]})"
+                                    if whole else "no replica set ran to its end in full: every set's files lack "
+                                                  "what its lost replicas would have written"))
     if a.flip_bits:
         lines.append(f"  bits flipped: {report['bits_flipped']}, corruptions detected: "
                      f"{report['corruptions_detected']}")

@@ -7,6 +7,7 @@
 #include "communicators.hpp"
 #include "datatypes.hpp"
 #include "nodes.hpp"
+#include "replica_io.hpp"
 #include "report.hpp"
 #include "set_collectives.hpp"
 #include "set_cores.hpp"
@@ -37,17 +38,6 @@ int env_int(const char* name, int fallback) {
     return static_cast<int>(x);
 }
 
-// rampart-run's copy of its standard input goes to every replica of rank 0
-// (mpiexec would give the real one to one process only); the other ranks
-// get none, as natively.
-void take_standard_input(int rank) {
-    const char* copy = std::getenv("RAMPART_STDIN");
-    if (!copy) return;
-    const int fd = ::open(rank == 0 ? copy : "/dev/null", O_RDONLY);
-    if (fd < 0) return;
-    ::dup2(fd, STDIN_FILENO);
-    ::close(fd);
-}
 }  // namespace
 
 protocol& protocol::get() {
@@ -146,6 +136,7 @@ void protocol::init(int* argc, char*** argv, int required, int* provided) {
     kills_.start(rank_, replica_, process_);
     if (rank_ < 0) serve_as_spare();  // returns as a re-created replica (rank_ set), or never
     take_standard_input(rank_);
+    if (const std::string why = enter_working_directory(replica_); !why.empty()) abort_job(3, why);
     communicators::get().make_predefined(layout_.ranks(), rank_);
     started_ = true;
 }
