@@ -32,6 +32,7 @@ import threading
 import time
 from pathlib import Path
 
+from rampart_death_watch import DeathWatch
 from rampart_replica_output import Output
 
 KILL = re.compile(r"^(\d+)\.(\d+)@(start|state|recreate\d*|\d+(\.\d+)?s|send\d+|after\d+)$")
@@ -178,7 +179,9 @@ def launch(a, prog, mpiexec):
     start = time.monotonic()
     for attempt in range(3):
         output = Output(a.n, a.replicas)
+        watch = DeathWatch(reports, processes)
         code = run_job(cmd, env, reports, processes, output)
+        ended_us = watch.stop()
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
         if glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in \
@@ -188,7 +191,7 @@ def launch(a, prog, mpiexec):
         time.sleep(1)
     seconds = time.monotonic() - start
     output.finish(recreated_output(reports, a.n * a.replicas))
-    report = summarize(a, reports, code, seconds)
+    report = summarize(a, reports, code, seconds, ended_us)
     report["output"] = output.text()
     for f in glob.glob(os.path.join(reports, "*")):
         os.remove(f)
@@ -262,7 +265,7 @@ def read_reports(reports):
     return processes, kills
 
 
-def summarize(a, reports, mpiexec_code, seconds):
+def summarize(a, reports, mpiexec_code, seconds, ended_us=None):
     """The report: how the job ended, per rank whether a replica ran the
     program to its end, the processes killed on purpose and lost to any cause, the protocol's
     counters summed over the processes."""
@@ -289,9 +292,17 @@ def summarize(a, reports, mpiexec_code, seconds):
             ended_at.setdefault(p["rank"], []).append(p["program_ended_us"])
     apart_ms = max((max(t) - min(t) for t in ended_at.values()), default=0) / 1000.0
     # Every process that died, of any cause (killed here, from outside, or
-    # a crash): those that a survivor learnt had died.
+    # a crash): those that a survivor learnt had died; from its death (its
+    # end as seen on this host, else the kill's time) to the first survivor
+    # that knew.
     lost = sorted({d["process"] for p in processes.values() for d in p.get("deaths", [])} |
                   {k["process"] for k in kills})
+    died_us = {**{k["process"]: k["killed_us"] for k in kills}, **(ended_us or {})}
+    lost_detect_ms = {}
+    for q in lost:
+        seen = [d["seen_us"] for p in processes.values() for d in p.get("deaths", []) if d["process"] == q]
+        if seen and q in died_us:
+            lost_detect_ms[str(q)] = round(max(0, min(seen) - died_us[q]) / 1000.0, 2)
     return {
         "ranks": n,
         "replicas": a.replicas,
@@ -302,6 +313,7 @@ def summarize(a, reports, mpiexec_code, seconds):
         "seconds": round(seconds, 3),
         "processes_killed": sorted(k["process"] for k in kills),
         "processes_lost": lost,
+        "lost_detect_ms": lost_detect_ms,
         "killed_us": sorted(k["killed_us"] for k in kills),
         "detect_ms": detect_ms,
         "ended_us": max((p.get("ended_us", 0) for p in processes.values()), default=0),
@@ -333,11 +345,17 @@ def summarize(a, reports, mpiexec_code, seconds):
     }
 
 
+def lost_with_times(report):
+    times = report["lost_detect_ms"]
+    return ", ".join(f"{q} (known {times[str(q)]} ms after)" if str(q) in times else str(q)
+                     for q in report["processes_lost"])
+
+
 def print_report(a, report):
     lines = [f"rampart-run: {a.n} ranks x {a.replicas} replicas, exit code {report['exit_code']}, "
              f"{report['seconds']:.2f} s",
              f"  processes killed: {', '.join(map(str, report['processes_killed'])) or 'none'}; "
-             f"lost (any cause): {', '.join(map(str, report['processes_lost'])) or 'none'}; "
+             f"lost (any cause): {lost_with_times(report) or 'none'}; "
              f"messages sent: {report['messages_sent']}, re-sent: {report['messages_resent']}, "
              f"duplicates dropped: {report['duplicates_dropped']}, acknowledgements: {report['acks_sent']}"]
     for r in report["replicas_recreated"]:

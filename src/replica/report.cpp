@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -41,6 +43,11 @@ void report_start(const protocol& p) {
     j["replicas"] = p.where().replicas();
     j["cores"] = current_cores();
     j["started_us"] = now_us();
+    // For rampart-run to see when this process ends, of whatever cause.
+    j["pid"] = ::getpid();
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    j["host"] = host;
     j["ended"] = nullptr;
     write(p);
 }

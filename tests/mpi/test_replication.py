@@ -18,6 +18,10 @@ EXPECT:
                  was completed by pulling blocks after a set was broken
   identical,...,stdin
                  the same, with text on the standard input of both runs
+  identical,...,outside=P@S
+                 the same, with process P SIGKILLed by this script (not by
+                 rampart-run) S seconds after the start: the report counts
+                 it lost and says how soon a survivor knew
   identical,...,placed
                  the same, and where this machine has fewer cores than
                  processes but at least one per replica set, every set had
@@ -37,6 +41,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 
 LIMIT = 60
 STDIN = None  # what both runs get on their standard input (expectation flag stdin)
@@ -58,6 +63,22 @@ def run(cmd, env=None):
 def fail(why):
     print(f"FAIL: {why}")
     sys.exit(1)
+
+
+def kill_from_outside(program, process):
+    """SIGKILLs the program's process `process` (its rank in MPI_COMM_WORLD,
+    read from its environment), as an operator or a crash would."""
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if cmdline and cmdline[0].decode(errors="replace") == program and \
+                f"OMPI_COMM_WORLD_RANK={process}".encode() in environ:
+            os.kill(int(pid), signal.SIGKILL)
+            return
+    print(f"process {process} of {program} not found to kill")
 
 
 def checksum(text):
@@ -118,6 +139,10 @@ def main():
     options, program = rest[:split], rest[split + 1:]
     n = int(options[options.index("-n") + 1])
     kills = [options[i + 1] for i, o in enumerate(options) if o == "--kill"]
+    outside = [f.split("=")[1] for f in expect.split(",") if f.startswith("outside=")]
+    for order in outside:
+        process, seconds = order.split("@")
+        threading.Timer(float(seconds), kill_from_outside, (program[0], int(process))).start()
     p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program)
     print(p.stderr[-3000:])
     lines = p.stdout.strip().splitlines()
@@ -135,7 +160,7 @@ def main():
                 pulled = True
             elif flag == "placed":
                 placed = True
-            elif flag == "stdin":
+            elif flag == "stdin" or flag.startswith("outside="):
                 pass
             else:
                 fail(f"unknown expectation {flag}")
@@ -151,10 +176,16 @@ def main():
             fail(f"{len(kills)} kills ordered, {len(report['processes_killed'])} done: the faults did not happen")
         if "--flip-bits" in options and (report["bits_flipped"] < 1 or report["corruptions_detected"] < 1):
             fail(f"flips {report['bits_flipped']}, corrections {report['corruptions_detected']}: none handled")
-        if not kills and "--flip-bits" not in options:  # nothing to recover from: no recovery may have run
+        if not kills and not outside and "--flip-bits" not in options:  # nothing to recover from: no recovery may have run
             for key in ("collectives_pulled", "messages_resent", "duplicates_dropped"):
                 if report[key] > 0:
                     fail(f"{key}: {report[key]} in a run without crashes")
+        for order in outside:
+            process = order.split("@")[0]
+            if int(process) not in report["processes_lost"] or process not in report["lost_detect_ms"]:
+                fail(f"process {process}, killed from outside, is not in the report's lost processes "
+                     f"{report['processes_lost']} with a detection time {report['lost_detect_ms']}")
+            print(f"process {process} killed from outside, known lost {report['lost_detect_ms'][process]} ms after")
         if pulled and report["collectives_pulled"] < 1:
             fail(f"no collective was pulled ({report['collectives_in_set']} ran inside the sets)")
         done = [r for r in report["replicas_recreated"] if r["ran_to_end"]]
