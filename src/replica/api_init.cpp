@@ -5,19 +5,57 @@
 
 #include <rampart/replica/replica.h>
 
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace rp = rampart::replica::detail;
+
+namespace {
+// MPI's Fortran bindings call MPI's C library below this layer: a program
+// that calls MPI from Fortran would bypass replication, each replica a rank
+// of its own. Their entry points go by the names Fortran compilers give
+// MPI_INIT.
+bool fortran_bindings_loaded() {
+    for (const char* name : {"mpi_init_", "mpi_init__", "MPI_INIT", "mpi_init_f08"})
+        if (::dlsym(RTLD_DEFAULT, name)) return true;
+    return false;
+}
+const char* const fortran_refusal =
+    "a program with MPI's Fortran bindings loaded (their calls go to MPI past the layer)";
+
+// Checked when the library is loaded, with the program's own libraries:
+// its MPI_INIT would never reach this layer's MPI_Init. Every process
+// finds it; process 0 says so.
+__attribute__((constructor)) void refuse_fortran_programs() {
+    if (!fortran_bindings_loaded() || !std::getenv("RAMPART_REPLICAS")) return;
+    const char* process = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!process || std::strcmp(process, "0") == 0)
+        std::fprintf(stderr, "rampart-replica: %s is not supported under process replication (rampart-run "
+                             "--replicas); see docs/replica.md for what is\n", fortran_refusal);
+    std::fflush(nullptr);
+    std::_Exit(7);
+}
+
+// Bindings loaded later (a Python extension's, say) are found at MPI_Init.
+void refuse_fortran_bindings() {
+    if (fortran_bindings_loaded()) rp::unsupported(fortran_refusal);
+}
+}  // namespace
 
 extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
     rp::protocol::get().init(argc, argv, MPI_THREAD_SINGLE, nullptr);
+    refuse_fortran_bindings();
     return MPI_SUCCESS;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
     rp::protocol::get().init(argc, argv, required, provided);
+    refuse_fortran_bindings();
     return MPI_SUCCESS;
 }
 
