@@ -1,7 +1,7 @@
 // The message hash: every instruction set's build of it gives xxHash's own
 // XXH3, whole and in pieces, so replicas on different processors agree.
-#include "../../src/replica/hash_kernels.hpp"
-#include "../../src/replica/hashing.hpp"
+#include "../../src/replica/protocol/hash_kernels.hpp"
+#include "../../src/replica/protocol/hashing.hpp"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>

@@ -1,7 +1,7 @@
 // The replica layer's local parts: where replicas are, who sends for a dead
 // one, and the launcher's kill orders.
-#include "../../src/replica/fault_orders.hpp"
-#include "../../src/replica/layout.hpp"
+#include "../../src/replica/failures/fault_orders.hpp"
+#include "../../src/replica/protocol/layout.hpp"
 
 #include <gtest/gtest.h>
 

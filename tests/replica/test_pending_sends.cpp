@@ -1,5 +1,5 @@
 // The window of a process's unconfirmed messages to one destination.
-#include "../../src/replica/pending_sends.hpp"
+#include "../../src/replica/protocol/pending_sends.hpp"
 
 #include <gtest/gtest.h>
 

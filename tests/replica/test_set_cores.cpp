@@ -1,5 +1,5 @@
 // Which cores each replica set gets on a node with fewer cores than processes.
-#include "../../src/replica/set_cores.hpp"
+#include "../../src/replica/placement/set_cores.hpp"
 
 #include <gtest/gtest.h>
 
