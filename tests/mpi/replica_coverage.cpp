@@ -234,6 +234,34 @@ void communicators(int rank, int size, int round) {
     MPI_Comm_free(&node);
 }
 
+// MPI_Comm_free only marks a communicator for deallocation: operations
+// pending on it (receives, sends, a nonblocking collective, a persistent
+// request) complete as if it had not been freed.
+void freed_with_operations_pending(int rank, int size, int round) {
+    MPI_Comm comm, again;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    const int from = (rank + size - 1) % size, to = (rank + 1) % size;
+    long in = -1, persistent_in = -1, again_in = -1, total = 0, out = rank * 1000L + round, out2 = out + 1;
+    MPI_Request r[5];
+    MPI_Irecv(&in, 1, MPI_LONG, from, 7, comm, &r[0]);
+    MPI_Iallreduce(&out, &total, 1, MPI_LONG, MPI_SUM, comm, &r[1]);
+    MPI_Recv_init(&persistent_in, 1, MPI_LONG, from, 8, comm, &r[2]);
+    MPI_Start(&r[2]);
+    MPI_Isend(&out, 1, MPI_LONG, to, 7, comm, &r[3]);
+    MPI_Isend(&out2, 1, MPI_LONG, to, 8, comm, &r[4]);
+    MPI_Comm_free(&comm);
+    check(comm == MPI_COMM_NULL, "a freed communicator's handle");
+    // A new communicator meanwhile (it may take the freed one's id); its
+    // messages are sent once the old receives and the nonblocking
+    // collective are done (docs/replica.md, Limits).
+    MPI_Comm_dup(MPI_COMM_WORLD, &again);
+    MPI_Waitall(5, r, MPI_STATUSES_IGNORE);
+    MPI_Request_free(&r[2]);
+    MPI_Sendrecv(&out2, 1, MPI_LONG, to, 7, &again_in, 1, MPI_LONG, from, 7, again, MPI_STATUS_IGNORE);
+    MPI_Comm_free(&again);
+    fold(in), fold(persistent_in), fold(again_in), fold(total);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,6 +278,7 @@ int main(int argc, char** argv) {
         attributes(round);
         point_to_point(rank, size, round);
         communicators(rank, size, round);
+        freed_with_operations_pending(rank, size, round);
         MPI_Barrier(MPI_COMM_WORLD);
     }
     void* detached = nullptr;

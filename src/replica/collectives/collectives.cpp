@@ -105,6 +105,7 @@ const char* offset(const void* buf, int displ, MPI_Datatype type) {
 // Binomial tree from the root: receive from the parent, then send to the children.
 schedule_ptr bcast(void* buf, int count, MPI_Datatype type, int root, communicator* c) {
     auto s = std::make_shared<schedule>();
+    s->uses_comm = comm_use(c);
     const int size = c->size(), tag = next_tag(c);
     const int rel = (c->my_rank - root + size) % size;
     int mask = 1;
@@ -126,6 +127,7 @@ schedule_ptr bcast(void* buf, int count, MPI_Datatype type, int root, communicat
 schedule_ptr reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                     communicator* c) {
     auto s = std::make_shared<schedule>();
+    s->uses_comm = comm_use(c);
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
     const reduction r(*s, sendbuf, recvbuf, count, type, op);
     const auto acc = r.acc;
@@ -156,6 +158,7 @@ namespace {
 schedule_ptr exchange_and_combine(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                                   communicator* c) {
     auto s = std::make_shared<schedule>();
+    s->uses_comm = comm_use(c);
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
     const reduction r(*s, sendbuf, recvbuf, count, type, op);
     for (int mask = 1; mask < size; mask <<= 1) {
@@ -185,6 +188,7 @@ schedule_ptr barrier(communicator* c) { return allreduce(nullptr, nullptr, 0, MP
 schedule_ptr with_root(bool gather, const void* own, int own_count, MPI_Datatype own_type, const void* whole,
                        const int* counts, const int* displs, MPI_Datatype whole_type, int root, communicator* c) {
     auto s = std::make_shared<schedule>();
+    s->uses_comm = comm_use(c);
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
     auto* own_memory = const_cast<void*>(own);  // written when scattering
     if (rank != root) {
@@ -224,6 +228,7 @@ schedule_ptr scatterv(const void* sendbuf, const int* sendcounts, const int* dis
 schedule_ptr allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                         const int* displs, MPI_Datatype recvtype, communicator* c) {
     auto s = std::make_shared<schedule>();
+    s->uses_comm = comm_use(c);
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
     std::vector<int> counts(recvcounts, recvcounts + size), where(displs, displs + size);
     s->rounds.push_back([=](auto& out) {
@@ -245,6 +250,7 @@ schedule_ptr alltoallv(const void* sendbuf, const int* sendcounts, const int* sd
                        void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
                        communicator* c) {
     auto s = std::make_shared<schedule>();
+    s->uses_comm = comm_use(c);
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
     const auto n = static_cast<std::size_t>(size);
     std::vector<int> rc(recvcounts, recvcounts + n), rd(rdispls, rdispls + n);
@@ -298,6 +304,7 @@ schedule_ptr reduce_scatter(const void* sendbuf, void* recvbuf, const int* recvc
 schedule_ptr scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c,
                   bool exclusive) {
     auto s = std::make_shared<schedule>();
+    s->uses_comm = comm_use(c);
     const int size = c->size(), rank = c->my_rank, tag = next_tag(c);
     auto mine = std::make_shared<typed_buffer>(count, type);
     auto prefix = std::make_shared<typed_buffer>(count, type);

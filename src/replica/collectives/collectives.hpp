@@ -22,6 +22,7 @@ struct schedule {
     std::vector<round> rounds;  // each posts its messages; the next starts when they are done
     std::size_t next = 0;
     std::vector<std::shared_ptr<request>> current;
+    comm_use uses_comm;  // its rounds post messages on it after the program may have freed it
     /// Runs rounds while their messages are done; true at the end.
     bool advance();
     /// Runs the rounds up to the first that posts messages (a nonblocking

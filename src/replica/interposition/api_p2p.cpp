@@ -77,7 +77,8 @@ int persistent_send(const void* buf, int count, MPI_Datatype type, int dest, int
     auto r = std::make_shared<rp::persistent_request>();
     r->persistent = true;
     r->active = false;
-    r->make = [=]() -> std::shared_ptr<rp::request> {
+    // The program may free the communicator before it starts the request again.
+    r->make = [=, use = std::make_shared<rp::comm_use>(c)]() -> std::shared_ptr<rp::request> {
         if (mode == send_mode::buffered) return buffered_send(buf, count, type, dest, tag, c);
         return rp::protocol::get().isend(buf, count, type, dest, tag, c, c->p2p(), mode == send_mode::synchronous);
     };
@@ -211,7 +212,9 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, 
     auto r = std::make_shared<rp::persistent_request>();
     r->persistent = true;
     r->active = false;
-    r->make = [=, &p]() -> std::shared_ptr<rp::request> { return p.irecv(buf, count, type, source, tag, c, c->p2p()); };
+    r->make = [=, &p, use = std::make_shared<rp::comm_use>(c)]() -> std::shared_ptr<rp::request> {
+        return p.irecv(buf, count, type, source, tag, c, c->p2p());
+    };
     *request = rp::to_handle(std::move(r));
     return MPI_SUCCESS;
 }

@@ -48,12 +48,33 @@ communicator* communicators::make(int id, std::vector<int> ranks) {
     return c;
 }
 
+// The id is free at once: when operations pending on the communicator end
+// differs between replicas, and the ids a new communicator may take must
+// not (the replicas agree on one together).
 void communicators::free(communicator* c) {
     all_.erase(std::remove(all_.begin(), all_.end(), c), all_.end());
     // Split communicators share an id: it is free once none holds it.
     if (std::none_of(all_.begin(), all_.end(), [&](communicator* o) { return o->id == c->id; }))
         used_.reset(static_cast<std::size_t>(c->id));
-    delete c;
+    c->freed = true;
+    if (c->uses == 0) delete c;
+}
+
+comm_use::comm_use(communicator* c) : c_(c) {
+    if (c_) ++c_->uses;
+}
+
+comm_use& comm_use::operator=(comm_use&& o) noexcept {
+    if (this != &o) {
+        comm_use gone(std::move(*this));
+        c_ = o.c_;
+        o.c_ = nullptr;
+    }
+    return *this;
+}
+
+comm_use::~comm_use() {
+    if (c_ && --c_->uses == 0 && c_->freed) delete c_;
 }
 
 namespace {

@@ -20,12 +20,33 @@ struct communicator {
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     int collectives = 0;  // started on it: the next one's tag
     std::vector<std::pair<int, void*>> attributes;  // (keyval, value) in the order they were set
+    // Operations not yet complete that use it (comm_use); a communicator
+    // the program freed lives until they are done, as MPI_Comm_free
+    // promises (its id may be taken by a new one meanwhile).
+    int uses = 0;
+    bool freed = false;
 
     int size() const { return static_cast<int>(ranks.size()); }
     int p2p() const { return 2 * id; }
     int coll() const { return 2 * id + 1; }
     /// Rank in this communicator of a logical rank, or -1.
     int rank_of(int logical) const;
+};
+
+/// Keeps a communicator alive while an operation on it (a receive, a
+/// nonblocking collective's schedule) is not complete.
+class comm_use {
+public:
+    comm_use() = default;
+    explicit comm_use(communicator* c);
+    comm_use(const comm_use&) = delete;
+    comm_use& operator=(const comm_use&) = delete;
+    comm_use(comm_use&& o) noexcept : c_(o.c_) { o.c_ = nullptr; }
+    comm_use& operator=(comm_use&& o) noexcept;
+    ~comm_use();
+
+private:
+    communicator* c_ = nullptr;
 };
 
 struct group {
@@ -53,12 +74,14 @@ public:
     MPI_Comm handle(communicator* c) const;
     /// A new communicator with the given id and logical ranks (this rank is in them).
     communicator* make(int id, std::vector<int> ranks);
+    /// The program frees it: its handle and its id are free at once; it is
+    /// deleted once no operation uses it.
     void free(communicator* c);
     /// Ids free on this process, to intersect with the others'.
     context_ids free_ids() const { return ~used_; }
 
 private:
-    std::vector<communicator*> all_;
+    std::vector<communicator*> all_;  // valid handles
     context_ids used_;
     communicator* world_ = nullptr;
     communicator* self_ = nullptr;

@@ -3,6 +3,8 @@
 // address of one of these (never a request of the MPI library below): every
 // call that takes a request is the replication layer's own.
 
+#include "communicators.hpp"
+
 #include <mpi.h>
 
 #include <functional>
@@ -11,7 +13,6 @@
 
 namespace rampart::replica::detail {
 
-struct communicator;
 struct send_op;
 struct inbound;
 
@@ -41,6 +42,7 @@ struct recv_request : request {
     int source = 0;  // rank in comm, or MPI_ANY_SOURCE
     int tag = 0;     // the program's tag, or MPI_ANY_TAG
     communicator* comm = nullptr;
+    comm_use uses_comm;  // the program may free comm meanwhile
     int context = 0;
     bool complete = false;
     bool cancelled = false;

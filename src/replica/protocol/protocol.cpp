@@ -301,6 +301,7 @@ std::shared_ptr<recv_request> protocol::irecv(void* buf, int count, MPI_Datatype
     r->source = source;
     r->tag = tag;
     r->comm = comm;
+    r->uses_comm = comm_use(comm);
     r->context = context;
     if (source == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -374,6 +375,7 @@ std::shared_ptr<recv_request> protocol::receive_taken(const std::shared_ptr<inbo
     r->source = comm->rank_of(in->source);
     r->tag = in->tag & max_app_tag;
     r->comm = comm;
+    r->uses_comm = comm_use(comm);
     r->context = context;
     in->target = r;
     r->matched = in;
