@@ -36,7 +36,10 @@ class DeathWatch:
             except (OSError, ValueError):
                 continue
             p = r.get("process")
-            if p is None or p in known or r.get("host") != socket.gethostname() or not r.get("pid"):
+            if p is None or p in known:
+                continue
+            if r.get("host") != socket.gethostname() or not r.get("pid"):
+                found[p] = None  # on another node: not watched from here
                 continue
             try:
                 found[p] = os.pidfd_open(r["pid"])

@@ -110,8 +110,12 @@ def make_replica_dirs(top, replicas, dry_run=False):
             shutil.rmtree(d)
         d.mkdir(parents=True)
         (d / MARK).touch()
+    # Not linked: DIR itself, the folders that hold it (a link would loop
+    # back into it) and the replicas' own folders.
+    skip = {top, *top.parents, *(d.resolve() for d in made)}
+    for d in made:
         for entry in here.iterdir():
-            if entry.resolve() != top and top not in entry.resolve().parents:
+            if entry.resolve() not in skip:
                 (d / entry.name).symlink_to(entry)
     return made
 

@@ -11,7 +11,7 @@ sets=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do sets+=("$1"); shift; done
 shift
 # A run that has not ended within its deadline is killed, after the state
 # of its processes is printed: the test then fails with what it hung in.
-deadline=${TEST_RUN_SECONDS:-50}
+deadline=${TEST_RUN_SECONDS:-35}  # three runs fit in the tests' 120 s
 run_within_deadline() {
     local out_file; out_file=$(mktemp)
     setsid "$@" >"$out_file" 2>&1 &

@@ -42,6 +42,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 LIMIT = 60
 STDIN = None  # what both runs get on their standard input (expectation flag stdin)
@@ -67,17 +68,21 @@ def fail(why):
 
 def kill_from_outside(program, process):
     """SIGKILLs the program's process `process` (its rank in MPI_COMM_WORLD,
-    read from its environment), as an operator or a crash would."""
-    for pid in os.listdir("/proc"):
-        try:
-            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        if cmdline and cmdline[0].decode(errors="replace") == program and \
-                f"OMPI_COMM_WORLD_RANK={process}".encode() in environ:
-            os.kill(int(pid), signal.SIGKILL)
-            return
+    read from its environment), as an operator or a crash would; on a
+    loaded machine it may not be there yet: looked for again, for 20 s."""
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        for pid in os.listdir("/proc"):
+            try:
+                cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+                environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if cmdline and cmdline[0].decode(errors="replace") == program and \
+                    f"OMPI_COMM_WORLD_RANK={process}".encode() in environ:
+                os.kill(int(pid), signal.SIGKILL)
+                return
+        time.sleep(0.05)
     print(f"process {process} of {program} not found to kill")
 
 
@@ -142,7 +147,9 @@ def main():
     outside = [f.split("=")[1] for f in expect.split(",") if f.startswith("outside=")]
     for order in outside:
         process, seconds = order.split("@")
-        threading.Timer(float(seconds), kill_from_outside, (program[0], int(process))).start()
+        timer = threading.Timer(float(seconds), kill_from_outside, (program[0], int(process)))
+        timer.daemon = True
+        timer.start()
     p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program)
     print(p.stderr[-3000:])
     lines = p.stdout.strip().splitlines()

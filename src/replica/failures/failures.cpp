@@ -49,6 +49,9 @@ void protocol::on_death(int p) {
         if (PMPI_Improbe(p, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st) != MPI_SUCCESS || !flag) break;
         on_message(msg, st);
     }
+    // A message of it that did not arrive whole has learnt of the death
+    // already (lost_in_flight), and handled it.
+    if (layout_.dead(p)) return;
     std::vector<int> responsible_before(static_cast<std::size_t>(layout_.replicas()));
     for (int k = 0; k < layout_.replicas() && rank_ >= 0; ++k)  // a spare sends for nobody
         responsible_before[static_cast<std::size_t>(k)] = layout_.responsible(rank_, k);

@@ -29,14 +29,19 @@ int agree_on_id(rp::communicator* parent) {
 // a context kept for this, with tags from the program's tag, so that
 // creations of other tags in flight together stay apart.
 int agree_in_group(const rp::group& g, int tag, const char* fn, int* id) {
-    rp::communicator members;
-    members.id = rp::group_creation_id;
-    members.ranks = g.ranks;
-    members.my_rank = members.rank_of(rp::protocol::get().rank());
-    if (members.my_rank < 0)
+    // On the heap, deleted by its last use: a received message of the
+    // agreement may outlive this call (with three replicas or more, until
+    // the siblings have voted on it).
+    auto* members = new rp::communicator();
+    members->freed = true;
+    const rp::comm_use in_use(members);
+    members->id = rp::group_creation_id;
+    members->ranks = g.ranks;
+    members->my_rank = members->rank_of(rp::protocol::get().rank());
+    if (members->my_rank < 0)
         return rp::program_error(nullptr, MPI_ERR_GROUP, fn, "called by a rank that is not in the group");
-    members.collectives = tag & rp::max_app_tag;
-    *id = agree_on_id(&members);
+    members->collectives = tag & rp::max_app_tag;
+    *id = agree_on_id(members);
     return MPI_SUCCESS;
 }
 

@@ -14,6 +14,7 @@ namespace {
 struct matched_message {
     std::shared_ptr<rp::inbound> in;
     rp::communicator* comm;
+    std::shared_ptr<rp::comm_use> uses_comm;  // the program may free comm before it receives
 };
 
 // The communicator of a probe with valid source and tag; nullptr after the error.
@@ -41,7 +42,7 @@ std::unordered_map<MPI_Message, matched_message>& probed() {
 
 MPI_Message handle_of(std::shared_ptr<rp::inbound> in, rp::communicator* c) {
     auto h = reinterpret_cast<MPI_Message>(in.get());
-    probed()[h] = matched_message{std::move(in), c};
+    probed()[h] = matched_message{std::move(in), c, std::make_shared<rp::comm_use>(c)};
     return h;
 }
 
