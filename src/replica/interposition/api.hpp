@@ -60,5 +60,8 @@ int status_error(const request& r);
 
 /// This layer cannot do `fn` in replicated runs: the job ends, naming it.
 [[noreturn]] void unsupported(const char* fn);
+/// The status of an operation with nothing in it (MPI's empty status): of a
+/// null or inactive request, or of a probe of MPI_PROC_NULL (`source`).
+void empty_status(MPI_Status* status, int source = MPI_ANY_SOURCE);
 
 }  // namespace rampart::replica::detail

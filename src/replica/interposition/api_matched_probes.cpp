@@ -25,14 +25,7 @@ rp::communicator* probe_comm(int source, int tag, MPI_Comm comm, const char* fn,
     return c;
 }
 
-void no_proc_status(MPI_Status* status) {
-    if (status == MPI_STATUS_IGNORE) return;
-    status->MPI_SOURCE = MPI_PROC_NULL;
-    status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-}
+void no_proc_status(MPI_Status* status) { rp::empty_status(status, MPI_PROC_NULL); }
 
 // The messages probed and not yet received, by handle.
 std::unordered_map<MPI_Message, matched_message>& probed() {

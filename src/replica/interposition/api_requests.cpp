@@ -6,14 +6,7 @@ namespace rp = rampart::replica::detail;
 
 namespace {
 
-void empty_status(MPI_Status* status) {
-    if (status == MPI_STATUS_IGNORE) return;
-    status->MPI_SOURCE = MPI_ANY_SOURCE;
-    status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-}
+using rp::empty_status;
 
 // A request that can still complete: not null, not an inactive persistent one.
 std::shared_ptr<rp::request> active(MPI_Request h) {

@@ -68,6 +68,15 @@ int complete(MPI_Request* handle, MPI_Status* status) {
     return rc;
 }
 
+void empty_status(MPI_Status* status, int source) {
+    if (status == MPI_STATUS_IGNORE) return;
+    status->MPI_SOURCE = source;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
 // Every replica of the rank reaches the call: the first live one prints,
 // and the whole job ends (a process that just exits would leave the others
 // waiting for it).
