@@ -6,10 +6,13 @@
 #include <rampart/replica/replica.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace rp = rampart::replica::detail;
 
@@ -28,14 +31,24 @@ const char* const fortran_refusal =
 
 // Checked when the library is loaded, with the program's own libraries:
 // its MPI_INIT would never reach this layer's MPI_Init. Every process
-// finds it; process 0 says so.
+// finds it; process 0 says so, and leaves a mark beside rampart-run's
+// reports once it has. The others end after that mark (or 10 s): had one
+// ended first, the launcher could have ended the job, process 0 and its
+// message with it.
 __attribute__((constructor)) void refuse_fortran_programs() {
     if (!fortran_bindings_loaded() || !std::getenv("RAMPART_REPLICAS")) return;
     const char* process = std::getenv("OMPI_COMM_WORLD_RANK");
-    if (!process || std::strcmp(process, "0") == 0)
+    const char* reports = std::getenv("RAMPART_REPORT");
+    const std::string said = reports ? std::string(reports) + ".refused" : std::string();
+    if (!process || std::strcmp(process, "0") == 0) {
         std::fprintf(stderr, "rampart-replica: %s is not supported under process replication (rampart-run "
                              "--replicas); see docs/replica.md for what is\n", fortran_refusal);
-    std::fflush(nullptr);
+        std::fflush(nullptr);
+        if (!said.empty()) ::close(::open(said.c_str(), O_CREAT | O_WRONLY, 0644));
+        std::_Exit(7);
+    }
+    for (int waited_ms = 0; waited_ms < 10000 && (said.empty() || ::access(said.c_str(), F_OK) != 0); waited_ms += 10)
+        ::usleep(10000);
     std::_Exit(7);
 }
 
