@@ -20,7 +20,8 @@ EXPECT:
                  the same, with text on the standard input of both runs
   identical,...,outside=P@S
                  the same, with process P SIGKILLed by this script (not by
-                 rampart-run) S seconds after the start: the report counts
+                 rampart-run) once it has run S seconds of CPU time (past
+                 MPI_Init, however loaded the machine): the report counts
                  it lost and says how soon a survivor knew
   identical,...,placed
                  the same, and where this machine has fewer cores than
@@ -66,23 +67,29 @@ def fail(why):
     sys.exit(1)
 
 
-def kill_from_outside(program, process):
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def kill_from_outside(program, process, after_cpu_seconds):
     """SIGKILLs the program's process `process` (its rank in MPI_COMM_WORLD,
-    read from its environment), as an operator or a crash would; on a
-    loaded machine it may not be there yet: looked for again, for 20 s."""
-    deadline = time.monotonic() + 20.0
+    read from its environment), as an operator or a crash would, once it
+    has used that much CPU time; looked for for 60 s."""
+    deadline = time.monotonic() + 60.0
     while time.monotonic() < deadline:
         for pid in os.listdir("/proc"):
             try:
                 cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
                 environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-            except (OSError, ValueError):
+                if cmdline and cmdline[0].decode(errors="replace") == program and \
+                        f"OMPI_COMM_WORLD_RANK={process}".encode() in environ and \
+                        cpu_seconds(pid) >= after_cpu_seconds:
+                    os.kill(int(pid), signal.SIGKILL)
+                    return
+            except (OSError, ValueError, IndexError):
                 continue
-            if cmdline and cmdline[0].decode(errors="replace") == program and \
-                    f"OMPI_COMM_WORLD_RANK={process}".encode() in environ:
-                os.kill(int(pid), signal.SIGKILL)
-                return
-        time.sleep(0.05)
+        time.sleep(0.02)
     print(f"process {process} of {program} not found to kill")
 
 
@@ -147,9 +154,8 @@ def main():
     outside = [f.split("=")[1] for f in expect.split(",") if f.startswith("outside=")]
     for order in outside:
         process, seconds = order.split("@")
-        timer = threading.Timer(float(seconds), kill_from_outside, (program[0], int(process)))
-        timer.daemon = True
-        timer.start()
+        threading.Thread(target=kill_from_outside, args=(program[0], int(process), float(seconds)),
+                         daemon=True).start()
     p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program)
     print(p.stderr[-3000:])
     lines = p.stdout.strip().splitlines()
