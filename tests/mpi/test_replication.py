@@ -20,9 +20,10 @@ EXPECT:
                  the same, with text on the standard input of both runs
   identical,...,outside=P@S
                  the same, with process P SIGKILLed by this script (not by
-                 rampart-run) once it has run S seconds of CPU time (past
-                 MPI_Init, however loaded the machine): the report counts
-                 it lost and says how soon a survivor knew
+                 rampart-run) S seconds after it started the program (its
+                 start report, written at the end of its MPI_Init, is
+                 there): the report counts it lost and says how soon a
+                 survivor knew
   identical,...,placed
                  the same, and where this machine has fewer cores than
                  processes but at least one per replica set, every set had
@@ -36,12 +37,15 @@ EXPECT:
   error=TEXT     the job ends non-zero with one message containing TEXT
 Every wait is bounded: a run that does not end within 60 s fails.
 """
+import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -67,29 +71,26 @@ def fail(why):
     sys.exit(1)
 
 
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
-def kill_from_outside(program, process, after_cpu_seconds):
+def kill_from_outside(program, process, seconds, reports):
     """SIGKILLs the program's process `process` (its rank in MPI_COMM_WORLD,
-    read from its environment), as an operator or a crash would, once it
-    has used that much CPU time; looked for for 60 s."""
-    deadline = time.monotonic() + 60.0
-    while time.monotonic() < deadline:
-        for pid in os.listdir("/proc"):
-            try:
-                cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-                environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-                if cmdline and cmdline[0].decode(errors="replace") == program and \
-                        f"OMPI_COMM_WORLD_RANK={process}".encode() in environ and \
-                        cpu_seconds(pid) >= after_cpu_seconds:
-                    os.kill(int(pid), signal.SIGKILL)
-                    return
-            except (OSError, ValueError, IndexError):
-                continue
-        time.sleep(0.02)
+    read from its environment), as an operator or a crash would, `seconds`
+    after its start report appeared under `reports` (rampart-run's folder
+    of reports is made there): a process killed inside MPI_Init can hang
+    MPI's others."""
+    deadline = time.monotonic() + LIMIT
+    while time.monotonic() < deadline and not glob.glob(f"{reports}/rampart-run-*/rank.replica.{process}.json"):
+        time.sleep(0.01)
+    time.sleep(seconds)
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if cmdline and cmdline[0].decode(errors="replace") == program and \
+                f"OMPI_COMM_WORLD_RANK={process}".encode() in environ:
+            os.kill(int(pid), signal.SIGKILL)
+            return
     print(f"process {process} of {program} not found to kill")
 
 
@@ -152,11 +153,14 @@ def main():
     n = int(options[options.index("-n") + 1])
     kills = [options[i + 1] for i, o in enumerate(options) if o == "--kill"]
     outside = [f.split("=")[1] for f in expect.split(",") if f.startswith("outside=")]
+    reports = tempfile.mkdtemp(prefix="test-replication-")
     for order in outside:
         process, seconds = order.split("@")
-        threading.Thread(target=kill_from_outside, args=(program[0], int(process), float(seconds)),
+        threading.Thread(target=kill_from_outside, args=(program[0], int(process), float(seconds), reports),
                          daemon=True).start()
-    p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program)
+    p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program,
+            dict(os.environ, TMPDIR=reports))
+    shutil.rmtree(reports, ignore_errors=True)
     print(p.stderr[-3000:])
     lines = p.stdout.strip().splitlines()
     report = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
