@@ -12,7 +12,6 @@
 #include "set_collectives.hpp"
 #include "set_cores.hpp"
 
-#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 

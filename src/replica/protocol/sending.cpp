@@ -22,7 +22,7 @@
 namespace rampart::replica::detail {
 
 namespace {
-// A message this small is copied and its send completes at once, as MPI's
+// A small message (protocol.hpp) is copied and its send completes at once, as MPI's
 // eager sends do: the sender does not wait for the acknowledgements of the
 // other replicas of the receiver (which, on shared cores, would cost a
 // context switch per message). At most `buffered_count` copies wait for
@@ -33,7 +33,6 @@ namespace {
 // timings, printed by the replicas ahead, stay close to the job's. The
 // bound counts messages, so how far apart that is in time depends on the
 // program's message rate.
-constexpr std::size_t buffered_message = 64 * 1024;
 constexpr std::size_t buffered_count = 128;
 }  // namespace
 
@@ -48,7 +47,7 @@ void protocol::prepare_payload(send_op& op, same_data* same) {
     // With one replica nothing waits for other copies, and nothing is
     // compared: the message is the program's, as MPI would send it.
     const bool compared = layout_.replicas() > 1;
-    op.buffered = (compared || op.synchronous) && (!op.synchronous || op.dest == rank_) && bytes <= buffered_message;
+    op.buffered = bytes <= small_message && (op.synchronous ? op.dest == rank_ : compared);
     // One replica's outgoing copies are corrupted on purpose: a bit flipped
     // in a copy of the payload, which is what that replica then believes
     // it sent.
@@ -167,7 +166,7 @@ void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
     // A small copy has mostly left within the call (MPI's eager send): then
     // it needs no further test.
     int left = 0;
-    const bool small = op->buffered || data_bytes(count, type) <= small_message;
+    const bool small = data_bytes(count, type) <= small_message;  // a buffered copy is small
     const int tested = rc == MPI_SUCCESS && small ? PMPI_Test(&c.request, &left, MPI_STATUS_IGNORE) : rc;
     if (tested != MPI_SUCCESS) {
         c.request = MPI_REQUEST_NULL;
