@@ -48,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 LIMIT = 60
 STDIN = None  # what both runs get on their standard input (expectation flag stdin)
@@ -71,27 +72,27 @@ def fail(why):
     sys.exit(1)
 
 
-def kill_from_outside(program, process, seconds, reports):
-    """SIGKILLs the program's process `process` (its rank in MPI_COMM_WORLD,
-    read from its environment), as an operator or a crash would, `seconds`
-    after its start report appeared under `reports` (rampart-run's folder
-    of reports is made there): a process killed inside MPI_Init can hang
-    MPI's others."""
+def kill_from_outside(process, seconds, reports):
+    """SIGKILLs the program's process `process` (its rank in MPI_COMM_WORLD),
+    as an operator or a crash would, `seconds` after its start report
+    appeared under `reports` (rampart-run's folder of reports is made there):
+    a process killed inside MPI_Init can hang MPI's others. The pid is the
+    one that report names: tests run side by side, and another job's process
+    of the same program and rank must not be the one killed."""
     deadline = time.monotonic() + LIMIT
-    while time.monotonic() < deadline and not glob.glob(f"{reports}/rampart-run-*/rank.replica.{process}.json"):
+    pid = None
+    while time.monotonic() < deadline and pid is None:
+        for f in glob.glob(f"{reports}/rampart-run-*/rank.replica.{process}.json"):
+            try:
+                pid = int(json.loads(Path(f).read_text())["pid"])
+            except (OSError, ValueError, KeyError):
+                pass  # being written: read again
         time.sleep(0.01)
+    if pid is None:
+        print(f"process {process} not killed: no start report within {LIMIT} s")
+        return
     time.sleep(seconds)
-    for pid in os.listdir("/proc"):
-        try:
-            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        if cmdline and cmdline[0].decode(errors="replace") == program and \
-                f"OMPI_COMM_WORLD_RANK={process}".encode() in environ:
-            os.kill(int(pid), signal.SIGKILL)
-            return
-    print(f"process {process} of {program} not found to kill")
+    os.kill(pid, signal.SIGKILL)
 
 
 def checksum(text):
@@ -156,7 +157,7 @@ def main():
     reports = tempfile.mkdtemp(prefix="test-replication-")
     for order in outside:
         process, seconds = order.split("@")
-        threading.Thread(target=kill_from_outside, args=(program[0], int(process), float(seconds), reports),
+        threading.Thread(target=kill_from_outside, args=(int(process), float(seconds), reports),
                          daemon=True).start()
     p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program,
             dict(os.environ, TMPDIR=reports))
