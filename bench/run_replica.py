@@ -5,7 +5,10 @@ time (two independent jobs of n processes, so that both use R x n processes
 on the same cores), and writes bench/results/replica.json; then calls
 plot_replica.py for bench/results/replica_pingpong.png.
 
-- ping-pong latency and bandwidth, 1 B to 4 MiB (R = 2, 2 ranks); as
+- ping-pong latency and bandwidth, 1 B to 4 MiB (R = 2, 2 ranks), against
+  the native jobs each told it has one slot, so that MPI yields the core
+  when it finds nothing, as in the replicated job (polling without
+  yielding, two native pairs on 2 cores wait for the scheduler); as
   launched (part pingpong), and with every job's sweep starting at one
   wall-clock instant (part pingpong_together): each small size lasts a few
   milliseconds, and two native jobs launched milliseconds apart otherwise
@@ -89,10 +92,16 @@ def together(cmd, program, jobs=2, line=-1):
     return [json.loads(json_lines(out)[line]) for out, _ in outputs]
 
 
-def native_twice(build, n, program):
-    """Two native jobs started together; their results."""
-    return together([mpiexec(build), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "-n",
-                     str(n)], program)
+def native_twice(build, n, program, yielding=False):
+    """Two native jobs started together; their results. `yielding`: each
+    job told it has one slot, so that MPI yields the core whenever it finds
+    nothing (as in the replicated job, which has more processes than
+    cores). Without it, four processes that poll without yielding share 2
+    cores: a ping-pong then waits for the scheduler, not for MPI (two native
+    pairs took 19-239 s for a 5 s sweep), a baseline that means nothing."""
+    hosts = ["--host", "localhost:1"] if yielding else []
+    return together([mpiexec(build), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp"] + hosts +
+                    ["-n", str(n)], program)
 
 
 def replicated(build, n, replicas, program, options=()):
@@ -121,7 +130,7 @@ def pingpong(build, repeat, at_once=False):
     start_at = lambda: ["--start-at", f"{time.time() + 2.0:.3f}"] if at_once else []
     native, repl = {}, {}
     for r in range(repeat):
-        for job in native_twice(build, 2, program + start_at()):
+        for job in native_twice(build, 2, program + start_at(), yielding=True):
             for row in job["sizes"]:
                 native.setdefault(row["bytes"], []).append(row)
         result, _, _ = replicated(build, 2, 2, program + start_at())
@@ -132,15 +141,15 @@ def pingpong(build, repeat, at_once=False):
     for size in sorted(native):
         med = lambda rs, k: statistics.median(x[k] for x in rs)
         row = {"bytes": size,
-               "native_twice_latency_us": med(native[size], "latency_us"),
+               "native_twice_yielding_latency_us": med(native[size], "latency_us"),
                "replicated_latency_us": med(repl[size], "latency_us"),
-               "native_twice_bandwidth_mb_s": med(native[size], "bandwidth_mb_s"),
+               "native_twice_yielding_bandwidth_mb_s": med(native[size], "bandwidth_mb_s"),
                "replicated_bandwidth_mb_s": med(repl[size], "bandwidth_mb_s")}
-        row["latency_ratio"] = row["replicated_latency_us"] / row["native_twice_latency_us"]
-        row["bandwidth_ratio"] = row["replicated_bandwidth_mb_s"] / row["native_twice_bandwidth_mb_s"]
+        row["latency_ratio"] = row["replicated_latency_us"] / row["native_twice_yielding_latency_us"]
+        row["bandwidth_ratio"] = row["replicated_bandwidth_mb_s"] / row["native_twice_yielding_bandwidth_mb_s"]
         rows.append(row)
-        print(f"  {size:>8} B  latency {row['native_twice_latency_us']:9.2f} / {row['replicated_latency_us']:9.2f} us"
-              f"  bandwidth {row['native_twice_bandwidth_mb_s']:8.1f} / {row['replicated_bandwidth_mb_s']:8.1f} MB/s",
+        print(f"  {size:>8} B  latency {row['native_twice_yielding_latency_us']:9.2f} / {row['replicated_latency_us']:9.2f} us"
+              f"  bandwidth {row['native_twice_yielding_bandwidth_mb_s']:8.1f} / {row['replicated_bandwidth_mb_s']:8.1f} MB/s",
               flush=True)
     return rows
 
@@ -154,13 +163,12 @@ def latency_parts(build, repeat):
     replicated job's case), and replicated (R = 2, 4 processes)."""
     program = [str(build / "apps/mpi/rampart-mpi-pingpong"), "--json", "--max-bytes", "64"]
     native = [mpiexec(build), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "-n", "2"]
-    one_slot = native[:-2] + ["--host", "localhost:1", "-n", "2"]
     runs = {"native": [], "replicas_1": [], "native_twice_yielding": [], "replicated": []}
     first = lambda job: statistics.median(r["latency_us"] for r in job["sizes"])
     for r in range(repeat):
         runs["native"].append(first(together(native, program, jobs=1)[0]))
         runs["replicas_1"].append(first(replicated(build, 2, 1, program)[0]))
-        runs["native_twice_yielding"].append(statistics.mean(first(job) for job in together(one_slot, program)))
+        runs["native_twice_yielding"].append(statistics.mean(first(job) for job in native_twice(build, 2, program, True)))
         runs["replicated"].append(first(replicated(build, 2, 2, program)[0]))
     out = {"sizes": "1-64 B, the median over the sizes of each run", "runs_us": runs,
            **{f"{k}_us": statistics.median(v) for k, v in runs.items()}}
@@ -355,10 +363,10 @@ def main():
         out["commands"][part] = f"bench/run_replica.py {a.build} --repeat {a.repeat} --flips {a.flips}"
         out.setdefault("load_before", {})[part] = os.getloadavg()[0]
         if part == "pingpong":
-            print("ping-pong, 2 ranks: native twice / replicated (R = 2)")
+            print("ping-pong, 2 ranks: native twice, yielding / replicated (R = 2)")
             out["pingpong"] = pingpong(build, a.repeat)
         elif part == "pingpong_together":
-            print("ping-pong, 2 ranks, every job's sweep started at one instant: native twice / replicated (R = 2)")
+            print("ping-pong, 2 ranks, every job's sweep started at one instant: native twice, yielding / replicated (R = 2)")
             out["pingpong_together"] = pingpong(build, a.repeat, at_once=True)
         elif part == "latency_parts":
             print("ping-pong latency, 1-64 B: native, one replica, native twice yielding, replicated (R = 2)")
