@@ -97,7 +97,7 @@ void set_collectives::push_result(const gathering& g, std::uint64_t index) {
 // The bytes of the last of `serving_` go to `to`; a dead receiver needs nothing.
 void set_collectives::send_last(int to, int tag) {
     block_send& s = serving_.back();
-    if (PMPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD,
+    if (protocol::get().net().isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, tag, false,
                    &s.request) != MPI_SUCCESS)
         serving_.pop_back();
 }
@@ -121,7 +121,7 @@ bool set_collectives::take_pushed(gathering& g, std::uint64_t index) {
 }
 
 void set_collectives::on_pushed(MPI_Message msg, const MPI_Status& st) {
-    std::vector<char> got = receive_whole(&msg, st);
+    std::vector<char> got = receive_whole(protocol::get().net(), &msg, st);
     std::uint64_t index = 0;
     if (got.size() < sizeof index)
         protocol::get().abort_job(3, "malformed result from process " + std::to_string(st.MPI_SOURCE));
@@ -181,10 +181,10 @@ void set_collectives::serve(int to, std::uint64_t index) {
     send_last(to, block_tag);
 }
 
-bool set_collectives::progress() { return drop_finished(serving_); }
+bool set_collectives::progress() { return drop_finished(protocol::get().net(), serving_); }
 
 void set_collectives::on_block(MPI_Message msg, const MPI_Status& st) {
-    const std::vector<char> got = receive_whole(&msg, st);
+    const std::vector<char> got = receive_whole(protocol::get().net(), &msg, st);
     protocol& p = protocol::get();
     if (got.size() < header_bytes) p.abort_job(3, "malformed block from process " + std::to_string(st.MPI_SOURCE));
     std::uint64_t header[header_words];

@@ -10,9 +10,6 @@
 #include "report.hpp"
 #include "set_collectives.hpp"
 
-#include <mpi-ext.h>
-
-#include <numeric>
 
 namespace rampart::replica::detail {
 
@@ -20,17 +17,7 @@ namespace rampart::replica::detail {
 // asked which processes it knows to be dead. Acknowledging them lets
 // receives from any source work again.
 bool protocol::check_failures(int /*rc*/) {
-    MPI_Group failed = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-    if (PMPIX_Comm_get_failed(MPI_COMM_WORLD, &failed) != MPI_SUCCESS) return false;
-    int n = 0, acked = 0;
-    PMPI_Group_size(failed, &n);
-    PMPIX_Comm_ack_failed(MPI_COMM_WORLD, n, &acked);
-    std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-    std::iota(in.begin(), in.end(), 0);
-    PMPI_Comm_group(MPI_COMM_WORLD, &world);
-    PMPI_Group_translate_ranks(failed, n, in.data(), world, out.data());
-    PMPI_Group_free(&failed);
-    PMPI_Group_free(&world);
+    const std::vector<int> out = net_->failed();
     bool any = false;
     for (int p : out)
         if (p >= 0 && !layout_.dead(p)) {
@@ -46,7 +33,7 @@ void protocol::on_death(int p) {
         int flag = 0;
         MPI_Message msg = MPI_MESSAGE_NULL;
         MPI_Status st;
-        if (PMPI_Improbe(p, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st) != MPI_SUCCESS || !flag) break;
+        if (net_->improbe(p, MPI_ANY_TAG, &flag, &msg, &st) != MPI_SUCCESS || !flag) break;
         on_message(msg, st);
     }
     // A message of it that did not arrive whole has learnt of the death
@@ -109,7 +96,7 @@ void protocol::switch_source(int rank) {
 void protocol::settle_receives_from(int process) {
     for (const auto& in : receiving_) {
         if (in->source_process != process || in->s != inbound::state::receiving) continue;
-        const int rc = PMPI_Wait(&in->request, MPI_STATUS_IGNORE);
+        const int rc = net_->wait(&in->request);
         if (rc == MPI_SUCCESS)
             received(in);
         else

@@ -1,6 +1,8 @@
 #pragma once
 // Small helpers for the protocol's own messages on MPI_COMM_WORLD.
 
+#include "transport.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -12,11 +14,11 @@ namespace rampart::replica::detail {
 /// `request` (a send to a dead process ends with an error: dropped too);
 /// true if any was dropped.
 template <class Sends>
-bool drop_finished(Sends& sends) {
+bool drop_finished(transport& net, Sends& sends) {
     bool any = false;
     for (auto it = sends.begin(); it != sends.end();) {
         int flag = 0;
-        if (PMPI_Test(&it->request, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
+        if (net.test(&it->request, &flag) == MPI_SUCCESS && !flag) {
             ++it;
             continue;
         }
@@ -27,11 +29,10 @@ bool drop_finished(Sends& sends) {
 }
 
 /// The whole of a matched message, as bytes.
-inline std::vector<char> receive_whole(MPI_Message* msg, const MPI_Status& st) {
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+inline std::vector<char> receive_whole(transport& net, MPI_Message* msg, const MPI_Status& st) {
+    const int bytes = net.count(st, MPI_BYTE);
     std::vector<char> got(static_cast<std::size_t>(std::max(bytes, 0)));
-    PMPI_Mrecv(got.data(), bytes, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+    net.mrecv(got.data(), bytes, MPI_BYTE, msg);
     return got;
 }
 

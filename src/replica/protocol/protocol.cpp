@@ -46,6 +46,14 @@ protocol& protocol::get() {
 
 bool protocol::initialized() { return instance && instance->started_; }
 
+protocol::protocol(transport& net, const layout& where, int process)
+    : net_(&net), layout_(where), process_(process) {
+    rank_ = layout_.rank_of(process_);
+    replica_ = layout_.replica_of(process_);
+    size_tables();
+    started_ = true;
+}
+
 void protocol::read_configuration() {
     if (const char* v = std::getenv("RAMPART_FLIP_BITS"); v && *v) {
         char* end = nullptr;
@@ -182,13 +190,13 @@ void protocol::abort_job(int code, const std::string& message) {
     std::vector<MPI_Request> sent;
     for (int p = 0; p < layout_.processes(); ++p)
         if (p != process_ && !layout_.dead(p) &&
-            PMPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, p, abort_tag, MPI_COMM_WORLD,
+            net_->isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, p, abort_tag, false,
                        &sent.emplace_back()) != MPI_SUCCESS)
             sent.pop_back();
     // The aborts are small: they leave at once, or never (a dead peer).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
     for (int done = 0; !done && std::chrono::steady_clock::now() < deadline;)
-        if (PMPI_Testall(static_cast<int>(sent.size()), sent.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) break;
+        if (net_->test_all(static_cast<int>(sent.size()), sent.data(), &done) != MPI_SUCCESS) break;
     exit_after_printer(code);
 }
 
@@ -201,18 +209,18 @@ void protocol::exit_after_printer(int code) {
         std::vector<MPI_Request> sent;
         for (int p = 0; p < layout_.processes(); ++p)
             if (p != process_ && !layout_.dead(p) &&
-                PMPI_Isend(nullptr, 0, MPI_BYTE, p, printed_tag, MPI_COMM_WORLD, &sent.emplace_back()) != MPI_SUCCESS)
+                net_->isend(nullptr, 0, MPI_BYTE, p, printed_tag, false, &sent.emplace_back()) != MPI_SUCCESS)
                 sent.pop_back();
         int done = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
         while (!done && std::chrono::steady_clock::now() < deadline)
-            if (PMPI_Testall(static_cast<int>(sent.size()), sent.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            if (net_->test_all(static_cast<int>(sent.size()), sent.data(), &done) != MPI_SUCCESS)
                 break;
         ::_exit(code);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (int printed = printed_seen_; !printed && std::chrono::steady_clock::now() < deadline;) {
-        if (PMPI_Iprobe(MPI_ANY_SOURCE, printed_tag, MPI_COMM_WORLD, &printed, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        if (net_->iprobe(MPI_ANY_SOURCE, printed_tag, &printed, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             check_failures(MPI_ERR_OTHER);
         if (!printed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -220,10 +228,9 @@ void protocol::exit_after_printer(int code) {
 }
 
 void protocol::on_abort(MPI_Message msg, const MPI_Status& st) {
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_CHAR, &bytes);
+    const int bytes = net_->count(st, MPI_CHAR);
     std::string text(static_cast<std::size_t>(std::max(bytes, 0)), '\0');
-    PMPI_Mrecv(text.data(), bytes, MPI_CHAR, &msg, MPI_STATUS_IGNORE);
+    net_->mrecv(text.data(), bytes, MPI_CHAR, &msg);
     std::int64_t code = 3;
     if (text.size() >= sizeof code) std::memcpy(&code, text.data(), sizeof code);
     if (lowest_live_process() && text.size() > sizeof code)

@@ -19,6 +19,7 @@
 #include "layout.hpp"
 #include "pending_sends.hpp"
 #include "requests.hpp"
+#include "transport.hpp"
 
 #include <mpi.h>
 
@@ -141,6 +142,16 @@ class protocol {
 public:
     static protocol& get();
     static bool initialized();
+    /// Process `process` of `where`, talking through `net`, started without
+    /// MPI_Init and without reading the environment: what unit tests drive,
+    /// playing the other processes in `net` (the library's protocol is get()).
+    ///     scripted_world net;
+    ///     protocol p(net, layout(4, 2, 0), 0);
+    protocol(transport& net, const layout& where, int process);
+    protocol(const protocol&) = delete;
+    protocol& operator=(const protocol&) = delete;
+    /// The job's other processes, as this protocol reaches them.
+    transport& net() const { return *net_; }
 
     void init(int* argc, char*** argv, int required, int* provided);
     void finalize();
@@ -316,6 +327,7 @@ private:
     bool rank_ended(int rank) const;
     [[noreturn]] void lost_every_replica(int rank);
 
+    transport* net_ = &mpi_world();
     layout layout_;
     int process_ = 0, rank_ = 0, replica_ = 0;
     bool started_ = false;  // MPI_Init has run

@@ -50,7 +50,7 @@ bool protocol::poll_world() {
     int flag = 0;
     MPI_Message msg = MPI_MESSAGE_NULL;
     MPI_Status st;
-    const int rc = PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &msg, &st);
+    const int rc = net_->improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, &flag, &msg, &st);
     if (rc != MPI_SUCCESS) return check_failures(rc);
     if (flag) on_message(msg, st);
     return flag != 0;
@@ -64,19 +64,18 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
     if (st.MPI_TAG == block_tag) return set_collectives::get().on_block(msg, st);
     if (st.MPI_TAG == pushed_result_tag) return set_collectives::get().on_pushed(msg, st);
     if (st.MPI_TAG == printed_tag) {
-        PMPI_Mrecv(nullptr, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        net_->mrecv(nullptr, 0, MPI_BYTE, &msg);
         printed_seen_ = 1;
         return;
     }
     std::uint64_t words[3] = {0, 0, 0};
-    int count = 0;
-    PMPI_Get_count(&st, MPI_UINT64_T, &count);
+    const int count = net_->count(st, MPI_UINT64_T);
     if (count != 3) {
         std::vector<char> junk(1 << 16);
-        PMPI_Mrecv(junk.data(), static_cast<int>(junk.size()), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        net_->mrecv(junk.data(), static_cast<int>(junk.size()), MPI_BYTE, &msg);
         abort_job(3, "malformed control message from process " + std::to_string(from));
     }
-    PMPI_Mrecv(words, 3, MPI_UINT64_T, &msg, MPI_STATUS_IGNORE);
+    net_->mrecv(words, 3, MPI_UINT64_T, &msg);
     switch (st.MPI_TAG) {
         case ack_tag:
             return apply_ack(from, words[0], words[1]);
@@ -118,8 +117,7 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
 
 void protocol::on_data(int from, MPI_Message msg, const MPI_Status& st) {
     const int rank = layout_.rank_of(from);
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+    const int bytes = net_->count(st, MPI_BYTE);
     if (rank < 0) abort_job(3, "a data message from spare process " + std::to_string(from));
     if (source_process_[static_cast<std::size_t>(rank)] != from) {
         // Sent for a replica that this process does not yet know is dead:
@@ -127,7 +125,7 @@ void protocol::on_data(int from, MPI_Message msg, const MPI_Status& st) {
         stashed& s = stash_[static_cast<std::size_t>(from)].emplace_back();
         s.tag = st.MPI_TAG;
         s.bytes.resize(static_cast<std::size_t>(bytes));
-        PMPI_Mrecv(s.bytes.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        net_->mrecv(s.bytes.data(), bytes, MPI_BYTE, &msg);
         return;
     }
     if (!numbered_[static_cast<std::size_t>(from)])
@@ -177,7 +175,7 @@ void protocol::accept_data(int from, std::uint64_t number, MPI_Message* msg, int
         ++duplicates_dropped;
         if (msg) {
             std::vector<char> junk(bytes);
-            PMPI_Mrecv(junk.data(), static_cast<int>(bytes), MPI_BYTE, msg, MPI_STATUS_IGNORE);
+            net_->mrecv(junk.data(), static_cast<int>(bytes), MPI_BYTE, msg);
         }
         return;
     } else if (number > expected) {
@@ -222,15 +220,15 @@ void protocol::receive(const std::shared_ptr<inbound>& shared, MPI_Message* msg,
     }
     int rc;
     if (in.direct) {
-        rc = PMPI_Imrecv(t->buf, t->count, t->type, msg, &in.request);
+        rc = net_->imrecv(t->buf, t->count, t->type, msg, &in.request);
     } else {
         in.buffer.resize(in.bytes);
-        rc = PMPI_Imrecv(in.buffer.data(), static_cast<int>(in.bytes), MPI_BYTE, msg, &in.request);
+        rc = net_->imrecv(in.buffer.data(), static_cast<int>(in.bytes), MPI_BYTE, msg, &in.request);
     }
     // A small message has arrived whole (MPI's eager protocol): it is
     // taken now, which a program waiting for it sees at once.
     int arrived = 0;
-    if (rc == MPI_SUCCESS && in.bytes <= small_message) rc = PMPI_Test(&in.request, &arrived, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && in.bytes <= small_message) rc = net_->test(&in.request, &arrived);
     if (rc != MPI_SUCCESS)
         lost_in_flight(shared, rc);
     else if (arrived)
@@ -243,7 +241,7 @@ bool protocol::test_inbound() {
         inbound& in = **it;
         int flag = 0;
         const int rc =
-            in.s == inbound::state::receiving ? PMPI_Test(&in.request, &flag, MPI_STATUS_IGNORE) : MPI_SUCCESS;
+            in.s == inbound::state::receiving ? net_->test(&in.request, &flag) : MPI_SUCCESS;
         if (in.s == inbound::state::receiving && rc == MPI_SUCCESS && !flag) {
             ++it;
             continue;

@@ -129,12 +129,12 @@ void protocol::route(const std::shared_ptr<send_op>& op, same_data* same) {
         op->hash = same && same->of(op->buf, op->count, op->type)
                        ? same->hash
                        : hash_data_in_pieces(op->buf, op->count, op->type, data_bytes(op->count, op->type),
-                                             [](void*) {
+                                             [](void* net) {
                                                  int flag = 0;  // a probe for nothing: MPI progresses the transfers
-                                                 PMPI_Iprobe(MPI_ANY_SOURCE, progress_tag, MPI_COMM_WORLD, &flag,
-                                                             MPI_STATUS_IGNORE);
+                                                 static_cast<transport*>(net)->iprobe(MPI_ANY_SOURCE, progress_tag,
+                                                                                      &flag, MPI_STATUS_IGNORE);
                                              },
-                                             nullptr);
+                                             net_);
         for (send_op::copy& c : op->to)
             if (c.s == send_op::state::sending || c.s == send_op::state::sent) c.hash = op->hash;
         if (same) *same = same_data{op->buf, op->count, op->type, nullptr, op->hash, true};
@@ -158,8 +158,7 @@ void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
     const void* data = op->payload ? op->payload->data() : op->buf;
     const int count = op->payload ? static_cast<int>(op->payload->size()) : op->count;
     const MPI_Datatype type = op->payload ? MPI_BYTE : op->type;
-    const int rc =
-        (op->synchronous ? PMPI_Issend : PMPI_Isend)(data, count, type, p, op->tag, MPI_COMM_WORLD, &c.request);
+    const int rc = net_->isend(data, count, type, p, op->tag, op->synchronous, &c.request);
     c.s = send_op::state::sending;
     c.hash = op->hash;
     c.hash_known = true;
@@ -167,7 +166,7 @@ void protocol::start_copy(const std::shared_ptr<send_op>& op, int k) {
     // it needs no further test.
     int left = 0;
     const bool small = data_bytes(count, type) <= small_message;  // a buffered copy is small
-    const int tested = rc == MPI_SUCCESS && small ? PMPI_Test(&c.request, &left, MPI_STATUS_IGNORE) : rc;
+    const int tested = rc == MPI_SUCCESS && small ? net_->test(&c.request, &left) : rc;
     if (tested != MPI_SUCCESS) {
         c.request = MPI_REQUEST_NULL;
         check_failures(tested);
@@ -191,7 +190,7 @@ bool protocol::test_sends() {
             send_op::copy& c = op.to[k];
             if (c.request == MPI_REQUEST_NULL) continue;
             int flag = 0;
-            const int rc = PMPI_Test(&c.request, &flag, MPI_STATUS_IGNORE);
+            const int rc = net_->test(&c.request, &flag);
             if (rc != MPI_SUCCESS) {
                 c.request = MPI_REQUEST_NULL;
                 check_failures(rc);
@@ -331,12 +330,12 @@ void protocol::send_control(int process, int tag, std::uint64_t a, std::uint64_t
     c.words[0] = a;
     c.words[1] = b;
     c.words[2] = c3;
-    if (PMPI_Isend(c.words, 3, MPI_UINT64_T, process, tag, MPI_COMM_WORLD, &c.request) != MPI_SUCCESS)
+    if (net_->isend(c.words, 3, MPI_UINT64_T, process, tag, false, &c.request) != MPI_SUCCESS)
         controls_.pop_back();  // a dead peer: nothing to tell it
     if (tag == ack_tag) ++acks_sent;
 }
 
-bool protocol::test_controls() { return drop_finished(controls_); }
+bool protocol::test_controls() { return drop_finished(*net_, controls_); }
 
 // A copy to the other replica set, which this process sends in the place
 // of its dead sibling: a message sent after a collective may reach a

@@ -106,12 +106,12 @@ void protocol::snapshot() {
 
 void protocol::send_state(int to) {
     MPI_Request request = MPI_REQUEST_NULL;
-    if (PMPI_Isend(snapshot_.data(), static_cast<int>(snapshot_.size()), MPI_BYTE, to, state_tag, MPI_COMM_WORLD,
+    if (net_->isend(snapshot_.data(), static_cast<int>(snapshot_.size()), MPI_BYTE, to, state_tag, false,
                    &request) != MPI_SUCCESS)
         return;  // the spare died: the replica stays dead
     int done = 0;
     wait_until([&] {
-        if (PMPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (net_->test(&request, &done) != MPI_SUCCESS) {
             check_failures(MPI_ERR_OTHER);
             return true;
         }
@@ -121,10 +121,9 @@ void protocol::send_state(int to) {
 }
 
 void protocol::on_state(MPI_Message msg, const MPI_Status& st) {
-    int bytes = 0;
-    PMPI_Get_count(&st, MPI_BYTE, &bytes);
+    const int bytes = net_->count(st, MPI_BYTE);
     std::vector<char> text(static_cast<std::size_t>(bytes));
-    PMPI_Mrecv(text.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    net_->mrecv(text.data(), bytes, MPI_BYTE, &msg);
     if (have_state_ || rank_ < 0) return;  // a second survivor's, or not for this process
     state_ = std::move(text);
     have_state_ = true;
