@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -53,6 +54,12 @@ public:
         dead_.push_back(process);
         unacknowledged_ = true;
     }
+    /// The next gathering on this process's replica set: the other ranks'
+    /// blocks, as their processes send them (by rank); without one, the
+    /// gathering fails as when a member of the set died.
+    void set_gathers(std::map<int, std::vector<char>> blocks) { set_gatherings_.push_back(std::move(blocks)); }
+    bool set_revoked() const { return set_revoked_; }
+
     /// The messages sent to `process` with `tag`.
     std::vector<message> sent_to(int process, int tag) const {
         std::vector<message> out;
@@ -116,6 +123,26 @@ public:
         return dead_;
     }
 
+    bool split_sets(int /*replica*/, int rank) override {
+        set_rank_ = rank;
+        return true;
+    }
+    int set_iallgatherv(const void* send, int count, void* out, const int* counts, const int* displs,
+                        MPI_Request* request) override {
+        if (set_revoked_ || set_gatherings_.empty()) return MPIX_ERR_PROC_FAILED;
+        auto blocks = std::move(set_gatherings_.front());
+        set_gatherings_.pop_front();
+        auto* to = static_cast<char*>(out);
+        if (send != MPI_IN_PLACE && count > 0) std::memcpy(to + displs[set_rank_], send, static_cast<std::size_t>(count));
+        for (auto& [rank, bytes] : blocks) {
+            if (static_cast<int>(bytes.size()) != counts[rank]) throw std::logic_error("a block of the wrong size");
+            std::memcpy(to + displs[rank], bytes.data(), bytes.size());
+        }
+        *request = handle(true, -1);
+        return MPI_SUCCESS;
+    }
+    void revoke_set() override { set_revoked_ = true; }
+
 private:
     struct request_state {
         bool complete = false;
@@ -171,6 +198,9 @@ private:
     std::deque<request_state> requests_;
     std::vector<int> dead_;
     bool unacknowledged_ = false;
+    std::deque<std::map<int, std::vector<char>>> set_gatherings_;
+    int set_rank_ = 0;
+    bool set_revoked_ = false;
 };
 
 }  // namespace rampart::replica::test

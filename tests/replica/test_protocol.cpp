@@ -8,6 +8,7 @@
 #include "communicators.hpp"
 #include "hashing.hpp"
 #include "protocol.hpp"
+#include "set_collectives.hpp"
 
 #include <gtest/gtest.h>
 
@@ -153,6 +154,74 @@ TEST_F(two_by_two, losing_every_replica_of_a_rank_ends_the_job_naming_it) {
     net.dies(1);
     net.dies(3);
     EXPECT_EXIT(settle(), ::testing::ExitedWithCode(5), "rank 1 lost every replica \\(processes 1, 3\\)");
+}
+
+// The same, with collectives on MPI_COMM_WORLD gathered by MPI inside each
+// replica set: set 0 is processes 0 and 1, set 1 processes 2 and 3.
+struct two_by_two_in_sets : two_by_two {
+    rd::set_collectives& sets = rd::set_collectives::get();
+    two_by_two_in_sets() {
+        sets = rd::set_collectives{};
+        sets.start();
+    }
+    ~two_by_two_in_sets() override { sets = rd::set_collectives{}; }
+
+    template <class T>
+    static std::vector<char> words(std::initializer_list<T> v) {
+        std::vector<char> b(v.size() * sizeof(T));
+        std::memcpy(b.data(), std::data(v), b.size());
+        return b;
+    }
+};
+
+TEST_F(two_by_two_in_sets, a_copy_sent_for_a_dead_sibling_waits_until_its_receiver_entered_the_collectives_before) {
+    net.set_gathers({{1, words<std::uint64_t>({0})}});  // rank 1's empty block, then the collective's index
+    ASSERT_TRUE(sets.barrier());
+    EXPECT_EQ(sets.passed(), 1u);
+    net.dies(2);  // rank 0's replica 1: this process sends to process 3 in its place
+    settle();
+    char one = 'a';
+    auto s = p.isend(&one, 1, MPI_BYTE, 1, app_tag, &world, world.p2p(), false);
+    settle();
+    EXPECT_EQ(net.sent_to(1, rd::data_tag(0, app_tag)).size(), 1u);
+    // Process 3 may still be inside the barrier: a receive from any source
+    // there could take a message sent after it.
+    EXPECT_TRUE(net.sent_to(3, rd::data_tag(0, app_tag)).empty());
+    net.control(3, rd::entered_tag, 1);
+    settle();
+    const auto copies = net.sent_to(3, rd::data_tag(0, app_tag));
+    ASSERT_EQ(copies.size(), 1u);
+    EXPECT_EQ(copies[0].bytes, std::vector<char>{'a'});
+    const auto starts = net.sent_to(3, rd::start_tag);
+    ASSERT_EQ(starts.size(), 1u);
+    EXPECT_EQ(starts[0].word(0), 0u);
+}
+
+TEST_F(two_by_two_in_sets, a_failed_gathering_takes_the_blocks_from_the_ranks_other_replicas) {
+    // No gathering in the set (a member died meanwhile, unknown yet): rank
+    // 1's block comes from its replica in the other set, and the collective
+    // ends once this set's other member has entered it too.
+    net.arrives(3, rd::block_tag, [] {
+        auto b = words<std::uint64_t>({0, 1, 1});  // collective 0, rank 1, kept
+        const auto v = words<int>({5});
+        b.insert(b.end(), v.begin(), v.end());
+        return b;
+    }());
+    net.control(1, rd::entered_tag, 1);
+    int mine = 3, sum = 0;
+    ASSERT_TRUE(sets.allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM));
+    EXPECT_EQ(sum, 8);
+    EXPECT_TRUE(net.set_revoked());
+    EXPECT_EQ(sets.gathered_by_pulling, 1u);
+    for (int q : {1, 3}) {
+        const auto asked = net.sent_to(q, rd::block_request_tag);
+        ASSERT_EQ(asked.size(), 1u) << "process " << q;
+        EXPECT_EQ(asked[0].word(0), 0u);
+        EXPECT_EQ(asked[0].word(1), 1u);
+    }
+    const auto told = net.sent_to(1, rd::entered_tag);
+    ASSERT_FALSE(told.empty());
+    EXPECT_EQ(told[0].word(0), 1u);
 }
 
 // Rank 0's replica 0 of 2 ranks x 3 replicas: process 0; its siblings are

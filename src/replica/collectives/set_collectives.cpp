@@ -9,8 +9,6 @@
 #include "protocol.hpp"
 #include "report.hpp"
 
-#include <mpi-ext.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -37,10 +35,7 @@ void set_collectives::start() {
     const protocol& p = protocol::get();
     if (p.where().spares() > 0 || p.where().replicas() > 2) return;
     members_entered_.assign(static_cast<std::size_t>(p.where().processes()), 0);
-    int made = PMPI_Comm_split(MPI_COMM_WORLD, p.replica(), p.rank(), &set_) == MPI_SUCCESS;
-    if (made) PMPI_Comm_set_errhandler(set_, MPI_ERRORS_RETURN);
-    PMPIX_Comm_agree(MPI_COMM_WORLD, &made);
-    on_ = in_set_ = made != 0;
+    on_ = in_set_ = p.net().split_sets(p.replica(), p.rank());
 }
 
 bool set_collectives::covers(const communicator* c) const {

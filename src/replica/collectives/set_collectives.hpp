@@ -114,7 +114,6 @@ private:
 
     static constexpr std::uint64_t batch = 4, window = 12, kept = 32;
     bool on_ = false, in_set_ = false;
-    MPI_Comm set_ = MPI_COMM_NULL;
     std::uint64_t next_ = 0;     // the index of the next collective
     std::uint64_t entered_ = 0;  // collectives whose own block is kept
     std::uint64_t done_ = 0;     // collectives whose result this process has

@@ -6,8 +6,6 @@
 #include "protocol.hpp"
 #include "set_collectives.hpp"
 
-#include <mpi-ext.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -127,18 +125,18 @@ int set_collectives::gather_with_index(gathering& g) {
 // The protocol moves on meanwhile: this process serves the blocks that the
 // processes of a broken set pull while its own set gathers.
 int set_collectives::wait_in_set(const void* send, int count, void* out, const int* counts, const int* displs) {
+    protocol& p = protocol::get();
     MPI_Request request = MPI_REQUEST_NULL;
-    int rc = PMPI_Iallgatherv(send, count, MPI_BYTE, out, counts, displs, MPI_BYTE, set_, &request);
+    int rc = p.net().set_iallgatherv(send, count, out, counts, displs, &request);
     for (int done = 0, polls = 0; rc == MPI_SUCCESS && !done;)
-        if ((rc = PMPI_Test(&request, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done && ++polls % 8 == 0)
-            protocol::get().progress();
+        if ((rc = p.net().test(&request, &done)) == MPI_SUCCESS && !done && ++polls % 8 == 0) p.progress();
     return rc;
 }
 
 void set_collectives::leave_set() {
     if (!in_set_) return;
     in_set_ = false;
-    PMPIX_Comm_revoke(set_);  // its members waiting for this process in MPI return, and pull too
+    protocol::get().net().revoke_set();  // its members waiting for this process in MPI return, and pull too
     tell_members();
 }
 

@@ -36,6 +36,20 @@ public:
         return n;
     }
     std::vector<int> failed() override;
+    bool split_sets(int replica, int rank) override {
+        int made = PMPI_Comm_split(MPI_COMM_WORLD, replica, rank, &set_) == MPI_SUCCESS;
+        if (made) PMPI_Comm_set_errhandler(set_, MPI_ERRORS_RETURN);
+        PMPIX_Comm_agree(MPI_COMM_WORLD, &made);
+        return made != 0;
+    }
+    int set_iallgatherv(const void* send, int count, void* out, const int* counts, const int* displs,
+                        MPI_Request* request) override {
+        return PMPI_Iallgatherv(send, count, MPI_BYTE, out, counts, displs, MPI_BYTE, set_, request);
+    }
+    void revoke_set() override { PMPIX_Comm_revoke(set_); }
+
+private:
+    MPI_Comm set_ = MPI_COMM_NULL;
 };
 
 std::vector<int> mpi_transport::failed() {

@@ -52,6 +52,11 @@ protocol::protocol(transport& net, const layout& where, int process)
     replica_ = layout_.replica_of(process_);
     size_tables();
     started_ = true;
+    if (!instance) instance = this;
+}
+
+protocol::~protocol() {
+    if (instance == this) instance = nullptr;
 }
 
 void protocol::read_configuration() {

@@ -147,7 +147,10 @@ public:
     /// playing the other processes in `net` (the library's protocol is get()).
     ///     scripted_world net;
     ///     protocol p(net, layout(4, 2, 0), 0);
+    /// It is get() while it lives, for the parts that reach the protocol
+    /// through get() (collectives, requests).
     protocol(transport& net, const layout& where, int process);
+    ~protocol();
     protocol(const protocol&) = delete;
     protocol& operator=(const protocol&) = delete;
     /// The job's other processes, as this protocol reaches them.

@@ -32,6 +32,17 @@ public:
     /// receives from any source work again).
     virtual std::vector<int> failed() = 0;
 
+    // The replica sets' communicators (replica k of every rank), on which
+    // MPI gathers the blocks of world collectives (set_collectives.hpp).
+    /// MPI_Comm_split by replica, then agreed on by every process: whether
+    /// every process has its set's communicator.
+    virtual bool split_sets(int replica, int rank) = 0;
+    /// MPI_Iallgatherv of bytes on this process's set; the request is tested here.
+    virtual int set_iallgatherv(const void* send, int count, void* out, const int* counts, const int* displs,
+                                MPI_Request* request) = 0;
+    /// MPIX_Comm_revoke of this process's set: its members waiting in MPI return.
+    virtual void revoke_set() = 0;
+
     /// MPI_Testall, by test.
     int test_all(int n, MPI_Request* requests, int* flag) {
         *flag = 1;
