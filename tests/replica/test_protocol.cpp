@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <numeric>
 
@@ -222,6 +223,35 @@ TEST_F(two_by_two_in_sets, a_failed_gathering_takes_the_blocks_from_the_ranks_ot
     const auto told = net.sent_to(1, rd::entered_tag);
     ASSERT_FALSE(told.empty());
     EXPECT_EQ(told[0].word(0), 1u);
+}
+
+// 2 ranks x 2 replicas and a spare (process 4): rank 0's replica 1
+// (process 2) died, and the spare re-creates it from this process's state.
+TEST(with_a_spare, the_survivor_sends_its_state_to_the_spare_at_the_decided_sync) {
+    scripted_world net;
+    rd::protocol p(net, rd::layout(5, 2, 1), 0);
+    std::uint32_t state = 0x5eed1234;
+    p.protect(&state, sizeof state);
+    net.dies(2);
+    net.control(4, rd::query_tag, 0);
+    net.control(4, rd::decide_tag, 0, 1, 1);  // rank 0's replica 1, at the first sync
+    p.progress_pending();
+    const auto answers = net.sent_to(4, rd::synced_tag);
+    ASSERT_EQ(answers.size(), 1u);
+    EXPECT_EQ(answers[0].word(0), 0u);  // syncs passed
+    EXPECT_EQ(answers[0].word(1), static_cast<std::uint64_t>(rd::sync_answer::ready));
+    net.control(4, rd::go_tag, 0, 1, 0);  // this process (0) is the survivor that sends the state
+    p.sync();
+    EXPECT_EQ(p.syncs(), 1);
+    EXPECT_EQ(net.sent_to(4, rd::arrived_tag).size(), 1u);
+    EXPECT_EQ(net.sent_to(4, rd::joined_tag).size(), 1u);
+    EXPECT_EQ(p.where().process(0, 1), 4);  // the spare is rank 0's replica 1 now
+    const auto sent = net.sent_to(4, rd::state_tag);
+    ASSERT_EQ(sent.size(), 1u);
+    const auto& bytes = sent[0].bytes;
+    const char* mark = reinterpret_cast<const char*>(&state);
+    EXPECT_NE(std::search(bytes.begin(), bytes.end(), mark, mark + sizeof state), bytes.end());
+    EXPECT_EQ(p.states_sent, 1u);
 }
 
 // Rank 0's replica 0 of 2 ranks x 3 replicas: process 0; its siblings are
