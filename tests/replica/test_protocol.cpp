@@ -157,6 +157,36 @@ TEST_F(two_by_two, losing_every_replica_of_a_rank_ends_the_job_naming_it) {
     EXPECT_EXIT(settle(), ::testing::ExitedWithCode(5), "rank 1 lost every replica \\(processes 1, 3\\)");
 }
 
+TEST_F(two_by_two, a_synchronous_send_completes_once_the_receivers_program_took_it) {
+    std::uint64_t value = 99;
+    auto s = p.isend(&value, 1, MPI_UINT64_T, 1, app_tag, &world, world.p2p(), true);
+    settle();
+    const auto copies = net.sent_to(1, rd::data_tag(0, app_tag) | rd::synchronous_bit);
+    ASSERT_EQ(copies.size(), 1u);
+    net.control(3, rd::ack_tag, 0, hash_of(copies[0].bytes));
+    net.control(3, rd::matched_tag, 0);  // the other replica's program took its copy
+    settle();
+    EXPECT_FALSE(s->done());  // replica 0 waits for replica 0 of the receiver
+    net.dies(1);              // whose place process 3 takes: its report counts
+    settle();
+    EXPECT_TRUE(s->done());
+}
+
+TEST_F(two_by_two, a_program_that_takes_a_synchronous_message_tells_every_replica_of_the_sender) {
+    std::vector<int> got(1, 0);
+    net.arrives(1, rd::data_tag(0, app_tag) | rd::synchronous_bit, bytes_of({3}));
+    settle();
+    EXPECT_TRUE(net.sent_to(1, rd::matched_tag).empty());  // not taken by the program yet
+    auto r = receive(got);
+    settle();
+    ASSERT_TRUE(r->complete);
+    for (int q : {1, 3}) {
+        const auto told = net.sent_to(q, rd::matched_tag);
+        ASSERT_EQ(told.size(), 1u) << "process " << q;
+        EXPECT_EQ(told[0].word(0), 0u);
+    }
+}
+
 // The same, with collectives on MPI_COMM_WORLD gathered by MPI inside each
 // replica set: set 0 is processes 0 and 1, set 1 processes 2 and 3.
 struct two_by_two_in_sets : two_by_two {
