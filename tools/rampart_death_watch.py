@@ -3,7 +3,13 @@ launcher does not say, and a process killed from outside (or crashed)
 writes nothing. Each process names its pid and host in its start report;
 for the processes on this host, a thread waits on a pidfd per process
 (Linux 5.3+) and notes the moment it ends. The report then gives, for every
-process lost, the time from its death to the first survivor that knew."""
+process lost, the time from its death to the first survivor that knew.
+
+It also watches the job's processes on this host before they have started:
+found by the report path in their environment, one that ends before its
+start report (inside MPI_Init, where Open MPI's other processes then wait
+for it forever) is noted in `died_starting`, so that the job can be
+started again."""
 import glob
 import json
 import os
@@ -18,9 +24,22 @@ class DeathWatch:
     def __init__(self, reports, processes):
         self.reports, self.processes = reports, processes
         self.ended_us = {}  # process -> when it ended (µs since the epoch)
+        self.died_starting = {}  # process -> when it ended before its start report (time.monotonic())
+        self.starting_pids = {}  # process -> pid, as found before its start report
+        self._marker = f"RAMPART_REPORT={os.path.join(reports, 'rank')}".encode()
+        self._seen = set()  # processes found running or reported
+        self._first_seen = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
+
+    def never_seen(self, grace):
+        """The processes not found `grace` seconds after the first was: the
+        launcher starts them all at once, so these died before they could
+        be (all of the job's processes run on this host)."""
+        if self._first_seen is None or time.monotonic() - self._first_seen < grace:
+            return set()
+        return set(range(self.processes)) - self._seen
 
     def stop(self):
         self._stop.set()
@@ -47,22 +66,53 @@ class DeathWatch:
                 found[p] = None  # ended already, or no pidfds here: its death time stays unknown
         return found
 
+    def _starting(self, known, starting):
+        """pidfds of the job's processes on this host that have no start
+        report yet and are not watched yet, found by their environment."""
+        found = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if self._marker not in env:
+                continue
+            rank = next((v[len(b"OMPI_COMM_WORLD_RANK="):] for v in env if v.startswith(b"OMPI_COMM_WORLD_RANK=")), None)
+            if rank is None or not rank.isdigit() or int(rank) in known or int(rank) in starting:
+                continue  # the launcher's own processes, or one watched already
+            try:
+                found[int(rank)] = os.pidfd_open(int(pid))
+                self.starting_pids[int(rank)] = int(pid)
+            except (OSError, AttributeError):
+                pass
+        return found
+
     def _watch(self):
-        fds, poller = {}, select.poll()
+        fds, starting, poller = {}, {}, select.poll()
         while not self._stop.is_set():
             # Looks for new processes every 20 ms until all have started,
             # then only waits on their ends (no polling of the job's cores).
             if len(fds) < self.processes:
                 for p, fd in self._new_pidfds(fds).items():
                     fds[p] = fd
-                    if fd is not None:
+                    if fd is not None and p not in starting:
                         poller.register(fd, select.POLLIN)
+                for p, fd in self._starting(fds, starting).items():
+                    starting[p] = fd
+                    poller.register(fd, select.POLLIN)
+                self._seen.update(fds, starting)
+                if self._seen and self._first_seen is None:
+                    self._first_seen = time.monotonic()
             wait_ms = 20 if len(fds) < self.processes else 200
             for fd, _ in poller.poll(wait_ms):
                 now = round(time.time() * 1e6)
-                p = next(q for q, f in fds.items() if f == fd)
+                p = next((q for q, f in starting.items() if f == fd), None)
+                if p is None:
+                    p = next(q for q, f in fds.items() if f == fd)
+                elif not os.path.exists(os.path.join(self.reports, f"rank.replica.{p}.json")):
+                    self.died_starting.setdefault(p, time.monotonic())
                 self.ended_us.setdefault(p, now)
                 poller.unregister(fd)
-        for fd in fds.values():
+        for fd in list(fds.values()) + list(starting.values()):
             if fd is not None:
                 os.close(fd)

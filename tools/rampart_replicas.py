@@ -23,6 +23,7 @@ import json
 import os
 import random
 import re
+import signal
 import shutil
 import stat
 import subprocess
@@ -181,21 +182,30 @@ def launch(a, prog, mpiexec):
     processes = a.n * a.replicas + a.spares
     cmd += ["-n", str(processes)] + prog
     start = time.monotonic()
+    restarts = 0
     for attempt in range(3):
         output = Output(a.n, a.replicas)
         watch = DeathWatch(reports, processes)
-        code = run_job(cmd, env, reports, processes, output)
+        code = run_job(cmd, env, reports, processes, output, watch)
         ended_us = watch.stop()
+        if code is None:  # a process died inside MPI_Init (run_job said which)
+            print(f"rampart-run: starting the job again (attempt {attempt + 2})", file=sys.stderr)
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
-        if glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in \
+        elif glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in \
                 output.launcher_text():
             break
-        print(f"rampart-run: the launcher failed to start (attempt {attempt + 1}); starting it again", file=sys.stderr)
+        else:
+            print(f"rampart-run: the launcher failed to start (attempt {attempt + 1}); starting it again",
+                  file=sys.stderr)
+        for f in glob.glob(os.path.join(reports, "rank.*")):
+            os.remove(f)
+        restarts += 1
         time.sleep(1)
     seconds = time.monotonic() - start
     output.finish(recreated_output(reports, a.n * a.replicas))
-    report = summarize(a, reports, code, seconds, ended_us)
+    report = summarize(a, reports, code if code is not None else 1, seconds, ended_us)
+    report["restarts"] = restarts
     report["output"] = output.text()
     for f in glob.glob(os.path.join(reports, "*")):
         os.remove(f)
@@ -212,12 +222,15 @@ def recreated_output(reports, originals):
             if p.get("recreated") and p.get("ended") == "normal" and p["rank"] not in finished}
 
 
-def run_job(cmd, env, reports, processes, output, grace=3.0):
+def run_job(cmd, env, reports, processes, output, watch, grace=3.0):
     """Runs mpiexec, its output shown by `output` as it comes, and returns
     its exit code. The launcher now and then deadlocks after processes
     exited with an error; once every process has ended (its report says
     how, or it was killed) and mpiexec has not returned within `grace`
-    seconds, it is stopped and the exit code is the processes' own."""
+    seconds, it is stopped and the exit code is the processes' own. A
+    process that died inside MPI_Init (`watch`) while the others have not
+    started within `grace` seconds leaves them waiting there forever: the
+    job is stopped and None returned."""
     job = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, errors="replace")
     reader = threading.Thread(target=output.read, args=(job.stdout,), daemon=True)
@@ -232,6 +245,18 @@ def run_job(cmd, env, reports, processes, output, grace=3.0):
             break
         except subprocess.TimeoutExpired:
             pass
+        if stuck := stuck_in_start(watch, reports, processes, grace):
+            print(f"rampart-run: process {', '.join(map(str, stuck))} ended during MPI's start-up, where the "
+                  f"others wait for it forever; nothing of the program ran", file=sys.stderr)
+            job.kill()
+            job.wait()
+            for pid in watch.starting_pids.values():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass  # ended already
+            reader.join(timeout=5.0)
+            return None
         ended, codes = ended_processes(reports)
         if ended < processes:
             continue
@@ -242,6 +267,17 @@ def run_job(cmd, env, reports, processes, output, grace=3.0):
             code = max(codes, default=0)
     reader.join(timeout=5.0)
     return code
+
+
+def stuck_in_start(watch, reports, processes, grace):
+    """The processes that died before their start reports `grace` seconds
+    ago or more (or were never seen running), when some other process has
+    not started either; else None."""
+    died = {p for p, at in watch.died_starting.items() if time.monotonic() - at >= grace} | watch.never_seen(grace)
+    started = len(glob.glob(os.path.join(reports, "rank.replica.*.json")))
+    if not died or started >= processes - len(died):
+        return None
+    return sorted(died)
 
 
 def ended_processes(reports):
@@ -356,8 +392,9 @@ def lost_with_times(report):
 
 
 def print_report(a, report):
+    restarted = f", started {report['restarts'] + 1} times" if report.get("restarts") else ""
     lines = [f"rampart-run: {a.n} ranks x {a.replicas} replicas, exit code {report['exit_code']}, "
-             f"{report['seconds']:.2f} s",
+             f"{report['seconds']:.2f} s{restarted}",
              f"  processes killed: {', '.join(map(str, report['processes_killed'])) or 'none'}; "
              f"lost (any cause): {lost_with_times(report) or 'none'}; "
              f"messages sent: {report['messages_sent']}, re-sent: {report['messages_resent']}, "

@@ -24,6 +24,10 @@ EXPECT:
                  start report, written at the end of its MPI_Init, is
                  there): the report counts it lost and says how soon a
                  survivor knew
+  identical,...,outside=P@start
+                 the same, with process P SIGKILLed as soon as it runs,
+                 inside MPI_Init: rampart-run starts the job again and says
+                 why
   identical,...,placed
                  the same, and where this machine has fewer cores than
                  processes but at least one per replica set, every set had
@@ -70,6 +74,26 @@ def run(cmd, env=None):
 def fail(why):
     print(f"FAIL: {why}")
     sys.exit(1)
+
+
+def kill_at_start(process, reports):
+    """SIGKILLs the program's process `process` as soon as it runs, inside
+    MPI_Init (found by the report path rampart-run gives its job, under
+    `reports`, and its rank)."""
+    deadline = time.monotonic() + LIMIT
+    while time.monotonic() < deadline:
+        for d in glob.glob(f"{reports}/rampart-run-*"):
+            mark = f"RAMPART_REPORT={d}/rank".encode()
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if mark in env and f"OMPI_COMM_WORLD_RANK={process}".encode() in env:
+                    os.kill(int(pid), signal.SIGKILL)
+                    return
+        time.sleep(0.001)
+    print(f"process {process} not killed: not found within {LIMIT} s")
 
 
 def kill_from_outside(process, seconds, reports):
@@ -157,8 +181,11 @@ def main():
     reports = tempfile.mkdtemp(prefix="test-replication-")
     for order in outside:
         process, seconds = order.split("@")
-        threading.Thread(target=kill_from_outside, args=(int(process), float(seconds), reports),
-                         daemon=True).start()
+        if seconds == "start":
+            threading.Thread(target=kill_at_start, args=(int(process), reports), daemon=True).start()
+        else:
+            threading.Thread(target=kill_from_outside, args=(int(process), float(seconds), reports),
+                             daemon=True).start()
     p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program,
             dict(os.environ, TMPDIR=reports))
     shutil.rmtree(reports, ignore_errors=True)
@@ -199,7 +226,13 @@ def main():
                 if report[key] > 0:
                     fail(f"{key}: {report[key]} in a run without crashes")
         for order in outside:
-            process = order.split("@")[0]
+            process, when = order.split("@")
+            if when == "start":  # inside MPI_Init: the job is started again
+                if report.get("restarts", 0) < 1 or "ended during MPI's start-up" not in p.stderr:
+                    fail(f"process {process}, killed inside MPI_Init, did not make the job start again "
+                         f"(restarts: {report.get('restarts')})")
+                print(f"process {process} killed inside MPI_Init: the job started {report['restarts'] + 1} times")
+                continue
             if int(process) not in report["processes_lost"] or process not in report["lost_detect_ms"]:
                 fail(f"process {process}, killed from outside, is not in the report's lost processes "
                      f"{report['processes_lost']} with a detection time {report['lost_detect_ms']}")
