@@ -78,7 +78,8 @@ class DeathWatch:
             if self._marker not in env:
                 continue
             rank = next((v[len(b"OMPI_COMM_WORLD_RANK="):] for v in env if v.startswith(b"OMPI_COMM_WORLD_RANK=")), None)
-            if rank is None or not rank.isdigit() or int(rank) in known or int(rank) in starting:
+            if rank is None or not rank.isdigit() or int(rank) in known or int(rank) in starting or \
+                    int(rank) in found:
                 continue  # the launcher's own processes, or one watched already
             try:
                 found[int(rank)] = os.pidfd_open(int(pid))

@@ -188,13 +188,14 @@ def launch(a, prog, mpiexec):
         watch = DeathWatch(reports, processes)
         code = run_job(cmd, env, reports, processes, output, watch)
         ended_us = watch.stop()
-        if code is None:  # a process died inside MPI_Init (run_job said which)
-            print(f"rampart-run: starting the job again (attempt {attempt + 2})", file=sys.stderr)
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
-        elif glob.glob(os.path.join(reports, "rank.replica.*.json")) or "listener thread failed" not in \
-                output.launcher_text():
+        launcher_failed = code is not None and not glob.glob(os.path.join(reports, "rank.replica.*.json")) and \
+            "listener thread failed" in output.launcher_text()
+        if not (code is None or launcher_failed) or attempt == 2:
             break
+        if code is None:  # a process died inside MPI_Init (run_job said which)
+            print(f"rampart-run: starting the job again (attempt {attempt + 2})", file=sys.stderr)
         else:
             print(f"rampart-run: the launcher failed to start (attempt {attempt + 1}); starting it again",
                   file=sys.stderr)
@@ -248,13 +249,7 @@ def run_job(cmd, env, reports, processes, output, watch, grace=3.0):
         if stuck := stuck_in_start(watch, reports, processes, grace):
             print(f"rampart-run: process {', '.join(map(str, stuck))} ended during MPI's start-up, where the "
                   f"others wait for it forever; nothing of the program ran", file=sys.stderr)
-            job.kill()
-            job.wait()
-            for pid in watch.starting_pids.values():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass  # ended already
+            stop_stuck_job(job, watch)
             reader.join(timeout=5.0)
             return None
         ended, codes = ended_processes(reports)
@@ -269,11 +264,30 @@ def run_job(cmd, env, reports, processes, output, watch, grace=3.0):
     return code
 
 
+def stop_stuck_job(job, watch):
+    """Ends a job whose processes wait in MPI_Init: the launcher first, which
+    ends its processes and cleans up after itself, then any it left."""
+    job.terminate()
+    try:
+        job.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        job.wait()
+    ended = set(watch.ended_us) | set(watch.died_starting)
+    for process, pid in dict(watch.starting_pids).items():
+        if process not in ended:  # (a dead one's pid may be another process's by now)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass  # ended meanwhile
+
+
 def stuck_in_start(watch, reports, processes, grace):
     """The processes that died before their start reports `grace` seconds
     ago or more (or were never seen running), when some other process has
     not started either; else None."""
-    died = {p for p, at in watch.died_starting.items() if time.monotonic() - at >= grace} | watch.never_seen(grace)
+    died = {p for p, at in dict(watch.died_starting).items() if time.monotonic() - at >= grace}
+    died |= watch.never_seen(3 * grace)  # no evidence but absence: a longer wait
     started = len(glob.glob(os.path.join(reports, "rank.replica.*.json")))
     if not died or started >= processes - len(died):
         return None

@@ -99,6 +99,10 @@ public:
         return MPI_SUCCESS;
     }
     int test(MPI_Request* request, int* flag) override {
+        if (*request == MPI_REQUEST_NULL) {
+            *flag = 1;
+            return MPI_SUCCESS;
+        }
         request_state& r = state(*request);
         *flag = 0;
         if (!r.complete && !dead(r.from)) return MPI_SUCCESS;

@@ -70,8 +70,8 @@ std::vector<int> mpi_transport::failed() {
 }  // namespace
 
 transport& mpi_world() {
-    static mpi_transport t;
-    return t;
+    static auto* t = new mpi_transport();  // never destroyed: atexit code may call MPI, as the protocol lives
+    return *t;
 }
 
 }  // namespace rampart::replica::detail

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace rampart::replica::detail {
 
@@ -52,11 +53,11 @@ protocol::protocol(transport& net, const layout& where, int process)
     replica_ = layout_.replica_of(process_);
     size_tables();
     started_ = true;
-    if (!instance) instance = this;
+    replaced_ = std::exchange(instance, this);
 }
 
 protocol::~protocol() {
-    if (instance == this) instance = nullptr;
+    if (instance == this) instance = replaced_;
 }
 
 void protocol::read_configuration() {

@@ -331,6 +331,7 @@ private:
     [[noreturn]] void lost_every_replica(int rank);
 
     transport* net_ = &mpi_world();
+    protocol* replaced_ = nullptr;  // the instance of get() that a test's protocol stands in for
     layout layout_;
     int process_ = 0, rank_ = 0, replica_ = 0;
     bool started_ = false;  // MPI_Init has run
