@@ -20,13 +20,27 @@ import time
 from pathlib import Path
 
 
+def job_processes(report_prefix):
+    """(rank, pid) of the processes on this host whose environment holds
+    RAMPART_REPORT=`report_prefix` (what rampart-run gives one job), the
+    launcher's own (without a rank) left out."""
+    marker = f"RAMPART_REPORT={report_prefix}".encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        rank = next((v[len(b"OMPI_COMM_WORLD_RANK="):] for v in env if v.startswith(b"OMPI_COMM_WORLD_RANK=")), b"")
+        if marker in env and rank.isdigit():
+            yield int(rank), int(pid)
+
+
 class DeathWatch:
     def __init__(self, reports, processes):
         self.reports, self.processes = reports, processes
         self.ended_us = {}  # process -> when it ended (µs since the epoch)
         self.died_starting = {}  # process -> when it ended before its start report (time.monotonic())
         self.starting_pids = {}  # process -> pid, as found before its start report
-        self._marker = f"RAMPART_REPORT={os.path.join(reports, 'rank')}".encode()
         self._seen = set()  # processes found running or reported
         self._first_seen = None
         self._stop = threading.Event()
@@ -70,20 +84,12 @@ class DeathWatch:
         """pidfds of the job's processes on this host that have no start
         report yet and are not watched yet, found by their environment."""
         found = {}
-        for pid in filter(str.isdigit, os.listdir("/proc")):
+        for rank, pid in job_processes(os.path.join(self.reports, "rank")):
+            if rank in known or rank in starting or rank in found:
+                continue  # watched already
             try:
-                env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if self._marker not in env:
-                continue
-            rank = next((v[len(b"OMPI_COMM_WORLD_RANK="):] for v in env if v.startswith(b"OMPI_COMM_WORLD_RANK=")), None)
-            if rank is None or not rank.isdigit() or int(rank) in known or int(rank) in starting or \
-                    int(rank) in found:
-                continue  # the launcher's own processes, or one watched already
-            try:
-                found[int(rank)] = os.pidfd_open(int(pid))
-                self.starting_pids[int(rank)] = int(pid)
+                found[rank] = os.pidfd_open(pid)
+                self.starting_pids[rank] = pid
             except (OSError, AttributeError):
                 pass
         return found
@@ -95,8 +101,11 @@ class DeathWatch:
             # then only waits on their ends (no polling of the job's cores).
             if len(fds) < self.processes:
                 for p, fd in self._new_pidfds(fds).items():
+                    if fd is not None and p in starting:  # watched since its start already
+                        os.close(fd)
+                        fd = None
                     fds[p] = fd
-                    if fd is not None and p not in starting:
+                    if fd is not None:
                         poller.register(fd, select.POLLIN)
                 for p, fd in self._starting(fds, starting).items():
                     starting[p] = fd

@@ -54,6 +54,10 @@ import threading
 import time
 from pathlib import Path
 
+# rampart-run's own module (the first argument is rampart-run, in tools/).
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
+from rampart_death_watch import job_processes  # noqa: E402
+
 LIMIT = 60
 STDIN = None  # what both runs get on their standard input (expectation flag stdin)
 
@@ -83,14 +87,9 @@ def kill_at_start(process, reports):
     deadline = time.monotonic() + LIMIT
     while time.monotonic() < deadline:
         for d in glob.glob(f"{reports}/rampart-run-*"):
-            mark = f"RAMPART_REPORT={d}/rank".encode()
-            for pid in filter(str.isdigit, os.listdir("/proc")):
-                try:
-                    env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-                except OSError:
-                    continue
-                if mark in env and f"OMPI_COMM_WORLD_RANK={process}".encode() in env:
-                    os.kill(int(pid), signal.SIGKILL)
+            for rank, pid in job_processes(f"{d}/rank"):
+                if rank == process:
+                    os.kill(pid, signal.SIGKILL)
                     return
         time.sleep(0.001)
     print(f"process {process} not killed: not found within {LIMIT} s")

@@ -53,6 +53,17 @@ struct two_by_two : ::testing::Test {
         return p.irecv(into.data(), static_cast<int>(into.size()), MPI_INT, 1, app_tag, &world, world.p2p());
     }
     void settle() { p.progress_pending(); }
+
+    // An MPI_Issend of `value` to rank 1, its one copy sent to process 1 and
+    // the other replica's acknowledged by process 3.
+    std::shared_ptr<rd::send_request> confirmed_synchronous_send(std::uint64_t& value) {
+        auto s = p.isend(&value, 1, MPI_UINT64_T, 1, app_tag, &world, world.p2p(), true);
+        settle();
+        const auto copies = net.sent_to(1, rd::data_tag(0, app_tag) | rd::synchronous_bit);
+        EXPECT_EQ(copies.size(), 1u);
+        net.control(3, rd::ack_tag, 0, hash_of(copies.empty() ? std::vector<char>{} : copies[0].bytes));
+        return s;
+    }
 };
 
 TEST_F(two_by_two, a_message_is_taken_and_acknowledged_to_the_senders_other_replica) {
@@ -160,11 +171,7 @@ TEST_F(two_by_two, losing_every_replica_of_a_rank_ends_the_job_naming_it) {
 
 TEST_F(two_by_two, a_synchronous_send_completes_once_the_receivers_program_took_it) {
     std::uint64_t value = 99;
-    auto s = p.isend(&value, 1, MPI_UINT64_T, 1, app_tag, &world, world.p2p(), true);
-    settle();
-    const auto copies = net.sent_to(1, rd::data_tag(0, app_tag) | rd::synchronous_bit);
-    ASSERT_EQ(copies.size(), 1u);
-    net.control(3, rd::ack_tag, 0, hash_of(copies[0].bytes));
+    auto s = confirmed_synchronous_send(value);
     net.control(3, rd::matched_tag, 0);  // the other replica's program took its copy
     settle();
     EXPECT_FALSE(s->done());  // replica 0 waits for replica 0 of the receiver
@@ -175,11 +182,7 @@ TEST_F(two_by_two, a_synchronous_send_completes_once_the_receivers_program_took_
 
 TEST_F(two_by_two, a_synchronous_send_completes_when_its_receivers_same_replica_took_it) {
     std::uint64_t value = 98;
-    auto s = p.isend(&value, 1, MPI_UINT64_T, 1, app_tag, &world, world.p2p(), true);
-    settle();
-    const auto copies = net.sent_to(1, rd::data_tag(0, app_tag) | rd::synchronous_bit);
-    ASSERT_EQ(copies.size(), 1u);
-    net.control(3, rd::ack_tag, 0, hash_of(copies[0].bytes));
+    auto s = confirmed_synchronous_send(value);
     settle();
     EXPECT_FALSE(s->done());  // every copy confirmed, but not taken by the program of process 1
     net.control(1, rd::matched_tag, 0);

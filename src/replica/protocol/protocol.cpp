@@ -193,17 +193,20 @@ void protocol::abort_job(int code, const std::string& message) {
     const std::int64_t exit_code = code;
     std::memcpy(text.data(), &exit_code, sizeof exit_code);
     text += message;
+    tell_every_live_process(abort_tag, text.data(), static_cast<int>(text.size()));
+    exit_after_printer(code);
+}
+
+// The job's last words: small, so they leave at once, or never (a dead peer).
+void protocol::tell_every_live_process(int tag, const char* text, int bytes) {
     std::vector<MPI_Request> sent;
     for (int p = 0; p < layout_.processes(); ++p)
         if (p != process_ && !layout_.dead(p) &&
-            net_->isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, p, abort_tag, false,
-                       &sent.emplace_back()) != MPI_SUCCESS)
+            net_->isend(text, bytes, MPI_CHAR, p, tag, false, &sent.emplace_back()) != MPI_SUCCESS)
             sent.pop_back();
-    // The aborts are small: they leave at once, or never (a dead peer).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
     for (int done = 0; !done && std::chrono::steady_clock::now() < deadline;)
         if (net_->test_all(static_cast<int>(sent.size()), sent.data(), &done) != MPI_SUCCESS) break;
-    exit_after_printer(code);
 }
 
 // Output of a process may be lost once another has ended the job with an
@@ -212,16 +215,7 @@ void protocol::abort_job(int code, const std::string& message) {
 void protocol::exit_after_printer(int code) {
     std::fflush(nullptr);
     if (lowest_live_process()) {
-        std::vector<MPI_Request> sent;
-        for (int p = 0; p < layout_.processes(); ++p)
-            if (p != process_ && !layout_.dead(p) &&
-                net_->isend(nullptr, 0, MPI_BYTE, p, printed_tag, false, &sent.emplace_back()) != MPI_SUCCESS)
-                sent.pop_back();
-        int done = 0;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-        while (!done && std::chrono::steady_clock::now() < deadline)
-            if (net_->test_all(static_cast<int>(sent.size()), sent.data(), &done) != MPI_SUCCESS)
-                break;
+        tell_every_live_process(printed_tag, nullptr, 0);
         ::_exit(code);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);

@@ -246,6 +246,7 @@ private:
     bool lowest_live_process() const;
     [[noreturn]] void on_abort(MPI_Message msg, const MPI_Status& st);
     [[noreturn]] void exit_after_printer(int code);
+    void tell_every_live_process(int tag, const char* text, int bytes);
     /// Outvoted: dies as a crash would (the others recover from it).
     [[noreturn]] void die();
 
