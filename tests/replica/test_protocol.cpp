@@ -205,6 +205,78 @@ TEST_F(two_by_two, a_program_that_takes_a_synchronous_message_tells_every_replic
     }
 }
 
+// A communicator of both ranks other than the world: its collectives are
+// the library's (point-to-point messages), whichever the number of replicas.
+TEST_F(two_by_two, a_copy_sent_for_a_dead_sibling_waits_until_its_receiver_entered_the_librarys_collectives_before) {
+    rd::communicator both = world_of(2, 0);
+    both.id = 3;
+    char before = 'b', after = 'a';
+    auto s0 = p.isend(&before, 1, MPI_BYTE, 1, app_tag, &world, world.p2p(), false);
+    p.collective_entered(both);
+    p.collective_passed(both);
+    net.dies(2);  // rank 0's replica 1: this process sends to process 3 in its place
+    settle();
+    auto s1 = p.isend(&after, 1, MPI_BYTE, 1, app_tag, &world, world.p2p(), false);
+    settle();
+    EXPECT_EQ(net.sent_to(1, rd::data_tag(0, app_tag)).size(), 2u);
+    // Sent before the collective: it goes at once. Sent after it: process 3
+    // may still be before the collective, where a receive from any source
+    // could take it.
+    auto copies = net.sent_to(3, rd::data_tag(0, app_tag));
+    ASSERT_EQ(copies.size(), 1u);
+    EXPECT_EQ(copies[0].bytes, std::vector<char>{'b'});
+    net.control(3, rd::entered_with_tag, 1);
+    settle();
+    copies = net.sent_to(3, rd::data_tag(0, app_tag));
+    ASSERT_EQ(copies.size(), 2u);
+    EXPECT_EQ(copies[1].bytes, std::vector<char>{'a'});
+}
+
+TEST_F(two_by_two, a_member_of_a_broken_set_tells_the_sender_in_its_dead_members_place_how_far_it_is) {
+    rd::communicator both = world_of(2, 0);
+    both.id = 3;
+    p.collective_entered(both);
+    p.collective_passed(both);
+    settle();
+    EXPECT_TRUE(net.sent_to(3, rd::entered_with_tag).empty());  // no death: nobody to tell
+    net.dies(1);  // rank 1's replica 0: process 3 sends to this process in its place
+    settle();
+    p.collective_entered(both);
+    settle();
+    const auto told = net.sent_to(3, rd::entered_with_tag);
+    ASSERT_EQ(told.size(), 2u);
+    EXPECT_EQ(told[0].word(0), 1u);  // at the death
+    EXPECT_EQ(told[1].word(0), 2u);  // entering the next collective
+    // The world of one rank alone is not shared with rank 1: nothing to tell.
+    rd::communicator alone = world_of(1, 0);
+    alone.id = 4;
+    p.collective_entered(alone);
+    settle();
+    EXPECT_EQ(net.sent_to(3, rd::entered_with_tag).size(), 2u);
+}
+
+// Rank 0's replica 0 of 3 ranks x 2 replicas: process 0; its set is
+// processes 0, 1 and 2, the other set 3, 4 and 5.
+TEST(three_by_two, in_a_broken_set_a_collective_is_left_once_the_live_members_of_the_set_entered_it) {
+    scripted_world net;
+    rd::protocol p{net, rd::layout(6, 2, 0), 0};
+    rd::communicator world = world_of(3, 0);
+    net.dies(2);  // rank 2's replica 0: process 5 sends to this set in its place
+    p.progress_pending();
+    p.collective_entered(world);
+    p.progress_pending();
+    for (int q : {1, 5}) {  // the live member of this set, and the substitute
+        const auto told = net.sent_to(q, rd::entered_with_tag);
+        ASSERT_EQ(told.size(), 1u) << "process " << q;
+        EXPECT_EQ(told[0].word(0), 1u);
+    }
+    // The collective's data may have come from the other set before
+    // process 1 entered it: the program may go on only once it has.
+    net.control(1, rd::entered_with_tag, 1);
+    p.collective_passed(world);
+    EXPECT_TRUE(net.sent_to(4, rd::entered_with_tag).empty());  // the other set is whole
+}
+
 // The same, with collectives on MPI_COMM_WORLD gathered by MPI inside each
 // replica set: set 0 is processes 0 and 1, set 1 processes 2 and 3.
 struct two_by_two_in_sets : two_by_two {

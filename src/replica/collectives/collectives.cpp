@@ -29,8 +29,13 @@ void schedule::then(const schedule_ptr& more) {
     for (auto& r : more->rounds) rounds.push_back(std::move(r));
 }
 
+// A blocking collective orders the program's messages (collective_order.hpp).
 int run(const schedule_ptr& s) {
-    protocol::get().wait_until([&] { return s->advance(); });
+    protocol& p = protocol::get();
+    const communicator* c = s->uses_comm.get();
+    if (c) p.collective_entered(*c);
+    p.wait_until([&] { return s->advance(); });
+    if (c) p.collective_passed(*c);
     return MPI_SUCCESS;
 }
 

@@ -44,6 +44,7 @@ public:
     comm_use(comm_use&& o) noexcept : c_(o.c_) { o.c_ = nullptr; }
     comm_use& operator=(comm_use&& o) noexcept;
     ~comm_use();
+    communicator* get() const { return c_; }
 
 private:
     communicator* c_ = nullptr;

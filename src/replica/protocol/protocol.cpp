@@ -106,6 +106,7 @@ void protocol::size_tables() {
         channel_numbered_[static_cast<std::size_t>(layout_.process(i, replica_))] = 1;
     }
     stash_.resize(processes);
+    order_.size(layout_.ranks(), layout_.processes());
     done_from_.assign(processes, 0);
     used_spare_.assign(processes, 0);
     recreations_.assign(n * static_cast<std::size_t>(layout_.replicas()), 0);
@@ -283,6 +284,7 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     op->synchronous = synchronous;
     op->to.resize(static_cast<std::size_t>(layout_.replicas()));
     op->collectives_passed = set_collectives::get().passed();
+    op->passed_with_dest = order_.passed_with(to);
     kills_.before_message(static_cast<long>(messages_sent + 1));
     // It may wait for room among the buffered copies, receiving meanwhile:
     // the message takes its number after, so that an acknowledgement of it

@@ -15,6 +15,7 @@
 // The number is not sent: MPI keeps the messages of one process to another
 // in order, so a receiver counts them.
 
+#include "collective_order.hpp"
 #include "fault_orders.hpp"
 #include "layout.hpp"
 #include "pending_sends.hpp"
@@ -68,6 +69,7 @@ enum control_tag : int {
     block_tag,          // bytes: {index, rank, kept} and the block
     pushed_result_tag,  // bytes: {index} and every rank's block: a sibling's result, unasked
     entered_tag,        // {count}: "I have entered that many collectives" (to the members of a broken set)
+    entered_with_tag,   // {count}: "I have entered that many blocking collectives shared with your rank" (collective_order.hpp)
     matched_tag,  // {number}: "my program took message `number` of your rank's stream to mine" (a synchronous send)
     progress_tag,  // never sent: probed for, to let MPI move large messages (the last tag)
 };
@@ -115,6 +117,7 @@ struct send_op {
     };
     std::vector<copy> to;  // by replica of dest
     std::uint64_t collectives_passed = 0;  // world collectives this process had passed when it sent it
+    std::uint64_t passed_with_dest = 0;    // the library's blocking collectives shared with dest, passed before it
     // A synchronous send: the processes of dest whose programs have taken
     // the message; the request waits for replica k's (synchronous_sends.cpp).
     std::vector<int> matched_by;
@@ -207,6 +210,10 @@ public:
         for (int i = 0; i < 256 && progress(); ++i) {
         }
     }
+    /// The program enters, or has passed, a blocking collective of the
+    /// library on `c` (collective_order.cpp).
+    void collective_entered(const communicator& c);
+    void collective_passed(const communicator& c);
     /// Any error of MPI may mean a dead process: the protocol learns of it.
     void note_failure(int rc) { check_failures(rc); }
     void send_control(int process, int tag, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0);
@@ -261,6 +268,7 @@ private:
     void decide_corruption(send_op& op);
     void take_over(int dead_replica);
     void send_or_hold(const std::shared_ptr<send_op>& op, int replica);
+    bool may_send_copy(const send_op& op, int process) const;
     bool release_held();
     bool test_controls();
 
@@ -323,6 +331,10 @@ private:
     const inbound* replay_probe(int source, int tag, communicator* comm, int context, MPI_Status* status);
     void finish_replay();
 
+    // collective_order.cpp
+    bool own_set_broken() const;
+    void tell_entered_with(int rank);
+    void tell_entered_with_everyone();
     // failures.cpp
     bool check_failures(int rc);
     void on_death(int process);
@@ -348,6 +360,7 @@ private:
     // until their receiver has entered the collectives this process passed
     // before sending them (in the order they were made).
     std::list<std::pair<std::shared_ptr<send_op>, int>> held_;
+    collective_order order_;
     // Synchronous sends whose receivers' programs have not all taken them,
     // per destination rank by number; and those takings heard of before
     // this replica sent the message (process per number).

@@ -100,6 +100,8 @@ void protocol::on_message(MPI_Message msg, const MPI_Status& st) {
             return set_collectives::get().on_request(from, words);
         case entered_tag:
             return set_collectives::get().on_entered(from, words[0]);
+        case entered_with_tag:
+            return order_.on_report(from, words[0]);
         case matched_tag:
             return apply_matched(from, words[0]);
         case query_tag:

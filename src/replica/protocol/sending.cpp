@@ -340,13 +340,14 @@ bool protocol::test_controls() { return drop_finished(*net_, controls_); }
 // A copy to the other replica set, which this process sends in the place
 // of its dead sibling: a message sent after a collective may reach a
 // receiver there only once it has entered that collective, or a receive
-// from any source inside an earlier phase of the program could take it.
+// from any source inside an earlier phase of the program could take it
+// (may_send_copy, collective_order.cpp).
 // Copies to one process keep their order: behind a held one, all wait.
 void protocol::send_or_hold(const std::shared_ptr<send_op>& op, int k) {
     const int p = layout_.process(op->dest, k);
     const bool behind = std::any_of(held_.begin(), held_.end(),
                                     [&](const auto& h) { return layout_.process(h.first->dest, h.second) == p; });
-    if (k != replica_ && (behind || !set_collectives::get().may_send(p, op->collectives_passed))) {
+    if (k != replica_ && (behind || !may_send_copy(*op, p))) {
         held_.emplace_back(op, k);
         return;
     }
@@ -361,8 +362,7 @@ bool protocol::release_held() {
         const int k = it->second, p = layout_.process(op->dest, k);
         const bool settled = op->complete || op->to[static_cast<std::size_t>(k)].s != send_op::state::awaiting_ack ||
                              layout_.dead(p);
-        const bool wait = std::find(blocked.begin(), blocked.end(), p) != blocked.end() ||
-                          !set_collectives::get().may_send(p, op->collectives_passed);
+        const bool wait = std::find(blocked.begin(), blocked.end(), p) != blocked.end() || !may_send_copy(*op, p);
         if (!settled && wait) {
             blocked.push_back(p);
             ++it;
