@@ -66,8 +66,8 @@ def check_arguments(p, a):
         if a.flip_bits or a.replica_dirs:
             p.error("--flip-bits and --replica-dirs need --replicas")
         return
-    if a.replicas < 1:
-        p.error("--replicas must be at least 1")
+    if not 1 <= a.replicas <= 8:  # the layer's max_replicas (layout.hpp)
+        p.error("--replicas must be from 1 to 8")
     if a.threads or a.detect_hangs or a.hang or a.error_rate or a.campaign:
         p.error("--replicas runs a plain MPI program: --threads, --detect-hangs, --hang, --error-rate "
                 "and --campaign are for rampart programs")

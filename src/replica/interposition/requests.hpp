@@ -29,8 +29,10 @@ struct request {
     bool active = true;  // persistent: started and not yet completed by a wait or test
 };
 
+/// Part of its send_op (one allocation for both): the program's handle
+/// keeps the operation alive.
 struct send_request : request {
-    std::shared_ptr<send_op> op;
+    send_op* op = nullptr;
     bool done() const override;
     MPI_Status final_status() const override;
 };

@@ -5,7 +5,9 @@
 namespace rampart::replica::detail {
 
 layout::layout(int processes, int replicas, int spares) : replicas_(replicas) {
-    if (replicas < 1) throw std::runtime_error("RAMPART_REPLICAS=" + std::to_string(replicas) + ": at least 1");
+    if (replicas < 1 || replicas > max_replicas)
+        throw std::runtime_error("RAMPART_REPLICAS=" + std::to_string(replicas) + ": from 1 to " +
+                                 std::to_string(max_replicas));
     if (spares < 0 || spares >= processes)
         throw std::runtime_error("RAMPART_REPLICA_SPARES=" + std::to_string(spares) + " with " +
                                  std::to_string(processes) + " processes");

@@ -6,6 +6,9 @@
 
 namespace rampart::replica::detail {
 
+/// More would add nothing: three already outvote a corrupted replica.
+constexpr int max_replicas = 8;
+
 /// Replica k of logical rank i is process k*n + i of MPI_COMM_WORLD: with
 /// by-slot mapping the replicas of one rank land far apart (on different
 /// nodes when each node holds at most n processes). Spares come after them.

@@ -267,9 +267,9 @@ void protocol::idle() {
 
 std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
                                               communicator* comm, int context, bool synchronous, same_data* same) {
-    auto req = std::make_shared<send_request>();
     auto op = std::make_shared<send_op>();
-    req->op = op;
+    op->request.op = op.get();
+    std::shared_ptr<send_request> req(op, &op->request);
     if (dest == MPI_PROC_NULL || replaying_) {  // a set-up run again: its receivers have the message
         op->complete = true;
         return req;
@@ -282,7 +282,7 @@ std::shared_ptr<send_request> protocol::isend(const void* buf, int count, MPI_Da
     op->count = count;
     op->type = type;
     op->synchronous = synchronous;
-    op->to.resize(static_cast<std::size_t>(layout_.replicas()));
+    op->to.n = static_cast<std::size_t>(layout_.replicas());
     op->collectives_passed = set_collectives::get().passed();
     op->passed_with_dest = order_.passed_with(to);
     kills_.before_message(static_cast<long>(messages_sent + 1));

@@ -24,6 +24,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -115,7 +116,18 @@ struct send_op {
         std::uint64_t hash = 0;  // what that replica of dest received (acked), or ours (sent)
         bool hash_known = false;
     };
-    std::vector<copy> to;  // by replica of dest
+    // By replica of dest, in the operation itself (no allocation per message).
+    struct copies {
+        std::array<copy, max_replicas> all;
+        std::size_t n = 0;
+        copy& operator[](std::size_t k) { return all[k]; }
+        const copy& operator[](std::size_t k) const { return all[k]; }
+        std::size_t size() const { return n; }
+        copy* begin() { return all.data(); }
+        copy* end() { return all.data() + n; }
+        const copy* begin() const { return all.data(); }
+        const copy* end() const { return all.data() + n; }
+    } to;
     std::uint64_t collectives_passed = 0;  // world collectives this process had passed when it sent it
     std::uint64_t passed_with_dest = 0;    // the library's blocking collectives shared with dest, passed before it
     // A synchronous send: the processes of dest whose programs have taken
@@ -124,6 +136,7 @@ struct send_op {
     bool matched = false;
     bool complete = false;
     int error = MPI_SUCCESS;
+    send_request request;  // the program's
 };
 
 /// A message arriving at this process, from its number on.
@@ -397,7 +410,7 @@ private:
     std::vector<std::deque<stashed>> stash_;
     std::list<std::shared_ptr<inbound>> receiving_;    // an MPI receive in flight
     std::list<std::shared_ptr<inbound>> unexpected_;   // not matched, in arrival order
-    std::list<std::shared_ptr<recv_request>> posted_;  // not matched, in posting order
+    std::deque<std::shared_ptr<recv_request>> posted_;  // not matched, in posting order (a deque: no allocation per receive)
 
     fault_orders kills_;
     // Silent corruption injection (RAMPART_FLIP_BITS, RAMPART_SEED).
