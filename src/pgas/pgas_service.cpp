@@ -95,16 +95,30 @@ std::vector<std::vector<char>> pgas_service::exchange(std::uint64_t key, std::ve
         my_parts_[key] = mine;
         while (my_parts_.size() > kept_exchanges) my_parts_.erase(my_parts_.begin());
     }
-    for (int r = 0; r < p_; ++r)
-        if (r != me_ && !dead(r)) send_to(r, message);
+    const auto send_mine = [&] {
+        for (int r = 0; r < p_; ++r)
+            if (r != me_ && !dead(r)) send_to(r, message);
+    };
+    send_mine();
     std::unique_lock l(m_);
     auto& got = exchanged_[key];
     got.resize(static_cast<std::size_t>(p_));
-    cv_.wait(l, [&] {
+    const auto complete = [&] {
         for (int r = 0; r < p_; ++r)
             if (r != me_ && !dead(r) && got[static_cast<std::size_t>(r)].empty()) return false;
         return true;
-    });
+    };
+    // A recovery may drop messages in flight, ours among them: they are
+    // sent again by this thread (the service's own thread, which sends the
+    // kept ones, does not run yet during the first exchange).
+    for (auto seen = recoveries_.load(); !complete();) {
+        cv_.wait(l, [&] { return complete() || recoveries_.load() != seen; });
+        if (recoveries_.load() == seen) continue;
+        seen = recoveries_.load();
+        l.unlock();
+        send_mine();
+        l.lock();
+    }
     std::vector<std::vector<char>> out = std::move(got);
     for (auto& part : out)
         if (!part.empty()) part.pop_back();  // the byte that marks a part as given

@@ -11,8 +11,13 @@
 
 namespace rampart::replica::detail {
 
+// Not with spares: a re-created replica runs the program's set-up again
+// and cannot say how far its set was; the order is then not kept (a limit,
+// docs/replica.md), as in the sets' own collectives.
+bool protocol::collectives_ordered() const { return layout_.replicas() >= 2 && layout_.spares() == 0; }
+
 void protocol::collective_entered(const communicator& c) {
-    if (layout_.replicas() < 2 || replica_ < 0) return;
+    if (!collectives_ordered()) return;
     order_.entered(c.ranks);
     if (!own_set_broken()) return;
     for (int r : c.ranks)
@@ -22,7 +27,7 @@ void protocol::collective_entered(const communicator& c) {
 // In a broken set, the collective's data may have come from the other set:
 // the program goes on once the live members of its own set have entered it.
 void protocol::collective_passed(const communicator& c) {
-    if (layout_.replicas() < 2 || replica_ < 0) return;
+    if (!collectives_ordered()) return;
     order_.passed(c.ranks);
     if (!own_set_broken()) return;
     wait_until([&] {

@@ -345,6 +345,7 @@ private:
     void finish_replay();
 
     // collective_order.cpp
+    bool collectives_ordered() const;
     bool own_set_broken() const;
     void tell_entered_with(int rank);
     void tell_entered_with_everyone();
