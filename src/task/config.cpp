@@ -1,12 +1,14 @@
 #include <rampart/task/config.hpp>
 #include <rampart/task/errors.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 extern char** environ;
 
@@ -24,6 +26,28 @@ int parse_int_at_least(std::string_view name, std::string_view text, int least, 
         throw rampart::invalid_argument("rampart: " + std::string(name) + "='" + std::string(text) + "' is not a " +
                                         what + " integer");
     return v;
+}
+
+// Edit distance (insertions, deletions, substitutions): which known name a
+// misspelt one was meant to be.
+std::size_t distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string_view closest_known(std::string_view name) {
+    return *std::min_element(known_names.begin(), known_names.end(),
+                             [&](auto x, auto y) { return distance(name, x) < distance(name, y); });
 }
 
 }  // namespace
@@ -109,10 +133,8 @@ environment_config read_environment_config() {
             if (value.empty()) throw rampart::invalid_argument("rampart: RAMPART_REPORT is empty");
             c.report = std::string(value);
         } else {
-            std::string known;
-            for (auto k : known_names) known += (known.empty() ? "" : ", ") + std::string(k);
-            throw rampart::invalid_argument("rampart: unknown environment variable " + std::string(name) +
-                                            " (known: " + known + ")");
+            c.warnings.push_back("rampart: warning: unknown environment variable " + std::string(name) +
+                                 " ignored (did you mean " + std::string(closest_known(name)) + "?)");
         }
     }
     return c;

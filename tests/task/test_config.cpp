@@ -20,15 +20,17 @@ TEST(Config, MalformedValueIsAnError) {
     unsetenv("RAMPART_THREADS");
 }
 
-TEST(Config, UnknownNameIsAnError) {
+TEST(Config, UnknownNameIsAWarningNamingTheClosestKnownOne) {
     setenv("RAMPART_TREADS", "2", 1);
-    try {
-        rampart::read_environment_config();
-        FAIL() << "no error for a misspelt variable";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("RAMPART_TREADS"), std::string::npos);
-    }
+    setenv("RAMPART_REPO", "/src/rampart", 1);  // unrelated: must not stop the program
+    const auto c = rampart::read_environment_config();
     unsetenv("RAMPART_TREADS");
+    unsetenv("RAMPART_REPO");
+    ASSERT_EQ(c.warnings.size(), 2u);
+    const std::string all = c.warnings[0] + c.warnings[1];
+    EXPECT_NE(all.find("RAMPART_TREADS ignored (did you mean RAMPART_THREADS?)"), std::string::npos) << all;
+    EXPECT_NE(all.find("RAMPART_REPO ignored (did you mean RAMPART_REPORT?)"), std::string::npos) << all;
+    EXPECT_FALSE(c.threads.has_value());
 }
 
 TEST(Config, KillOrders) {

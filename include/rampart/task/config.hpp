@@ -47,14 +47,18 @@ struct environment_config {
     /// whatever their hosts (placement and data paths across nodes, tried on
     /// one machine)
     std::optional<int> ranks_per_node;
+    /// Unknown RAMPART_* names, each with the closest known one: warnings,
+    /// not errors (an unrelated variable such as RAMPART_REPO must not stop
+    /// a program). The runtime prints them when it starts.
+    std::vector<std::string> warnings;
 };
 
 /// Parses one RAMPART_KILL value, e.g. "1@iter40,2@0.5s".
 std::vector<kill_order> parse_kill_orders(const std::string& text);
 
-/// Reads and checks the RAMPART_* variables of the process environment. An
-/// unknown RAMPART_* name or a malformed value is a rampart::invalid_argument that
-/// names the variable.
+/// Reads and checks the RAMPART_* variables of the process environment. A
+/// malformed value is a rampart::invalid_argument that names the variable;
+/// an unknown name is a warning (`warnings`).
 environment_config read_environment_config();
 
 }  // namespace rampart
