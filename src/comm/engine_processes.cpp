@@ -115,6 +115,12 @@ void engine::impl::die_before_mpi_if_ordered() const {
 void engine::impl::watch_mpi_start() {
     const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
     if (!size) return;
+    // A note that this process enters MPI_Init: a launcher that finds it,
+    // and no note of a start, knows that MPI's start failed (not that the
+    // program refused to start before it).
+    const char* world_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!owner_.config_.report.empty() && world_rank)
+        if (FILE* f = std::fopen((owner_.config_.report + ".init." + world_rank).c_str(), "w")) std::fclose(f);
     const auto limit = std::chrono::milliseconds(15000 + 20 * std::atol(size));
     std::thread([this, limit] {
         const auto deadline = std::chrono::steady_clock::now() + limit;

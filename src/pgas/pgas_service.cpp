@@ -99,6 +99,7 @@ std::vector<std::vector<char>> pgas_service::exchange(std::uint64_t key, std::ve
         for (int r = 0; r < p_; ++r)
             if (r != me_ && !dead(r)) send_to(r, message);
     };
+    auto seen = recoveries_.load();  // before sending: a recovery from here on may drop what is sent
     send_mine();
     std::unique_lock l(m_);
     auto& got = exchanged_[key];
@@ -111,7 +112,7 @@ std::vector<std::vector<char>> pgas_service::exchange(std::uint64_t key, std::ve
     // A recovery may drop messages in flight, ours among them: they are
     // sent again by this thread (the service's own thread, which sends the
     // kept ones, does not run yet during the first exchange).
-    for (auto seen = recoveries_.load(); !complete();) {
+    while (!complete()) {
         cv_.wait(l, [&] { return complete() || recoveries_.load() != seen; });
         if (recoveries_.load() == seen) continue;
         seen = recoveries_.load();

@@ -28,8 +28,7 @@ int parse_int_at_least(std::string_view name, std::string_view text, int least, 
     return v;
 }
 
-// Edit distance (insertions, deletions, substitutions): which known name a
-// misspelt one was meant to be.
+// Edit distance (insertions, deletions, substitutions).
 std::size_t distance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> row(b.size() + 1);
     for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -45,9 +44,16 @@ std::size_t distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-std::string_view closest_known(std::string_view name) {
-    return *std::min_element(known_names.begin(), known_names.end(),
-                             [&](auto x, auto y) { return distance(name, x) < distance(name, y); });
+// The known name a misspelt one was meant to be, if one is close enough.
+std::string closest_known(std::string_view name) {
+    std::string_view best;
+    std::size_t best_distance = name.size() / 3 + 1;  // farther: an unrelated name
+    for (auto k : known_names)
+        if (const auto d = distance(name, k); d < best_distance) {
+            best = k;
+            best_distance = d;
+        }
+    return best.empty() ? std::string() : " (did you mean " + std::string(best) + "?)";
 }
 
 }  // namespace
@@ -133,8 +139,8 @@ environment_config read_environment_config() {
             if (value.empty()) throw rampart::invalid_argument("rampart: RAMPART_REPORT is empty");
             c.report = std::string(value);
         } else {
-            c.warnings.push_back("rampart: warning: unknown environment variable " + std::string(name) +
-                                 " ignored (did you mean " + std::string(closest_known(name)) + "?)");
+            c.warnings.push_back("rampart: warning: unknown environment variable " + std::string(name) + " ignored" +
+                                 closest_known(name));
         }
     }
     return c;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -29,7 +30,10 @@ runtime::runtime(int threads) : uncaught_(std::uncaught_exceptions()) {
     if (threads < 0) throw rampart::invalid_argument("rampart: runtime thread count must not be negative");
     // Read always, so that a misspelt RAMPART_* variable is reported.
     environment_config env = read_environment_config();
-    for (const auto& w : env.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+    static std::once_flag warned;  // once per process, however many runtimes it makes
+    std::call_once(warned, [&] {
+        for (const auto& w : env.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+    });
     if (threads == 0) threads = env.threads.value_or(0);
     sched_ = std::make_unique<detail::scheduler>(threads);
     if (auto hook = start_hook.load()) hook();

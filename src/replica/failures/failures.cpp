@@ -62,7 +62,8 @@ void protocol::on_death(int p) {
                 layout_.responsible(rank_, j) == replica_)
                 take_over(j);
     if (r == rank_) check_votes();  // fewer replicas to agree
-    if (k == replica_ && collectives_ordered()) tell_entered_with_everyone();  // this set is broken now
+    if (k == replica_) own_set_broken_ = true;
+    if (k == replica_ && collectives_ordered()) tell_entered_with_everyone();
     set_collectives::get().on_death(p);
     for (auto& ops : pending_)
         for (auto& op : ops.list()) finish(*op);

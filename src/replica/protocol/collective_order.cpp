@@ -19,7 +19,7 @@ bool protocol::collectives_ordered() const { return layout_.replicas() >= 2 && l
 void protocol::collective_entered(const communicator& c) {
     if (!collectives_ordered()) return;
     order_.entered(c.ranks);
-    if (!own_set_broken()) return;
+    if (!own_set_broken_) return;
     for (int r : c.ranks)
         if (r != rank_) tell_entered_with(r);
 }
@@ -29,7 +29,7 @@ void protocol::collective_entered(const communicator& c) {
 void protocol::collective_passed(const communicator& c) {
     if (!collectives_ordered()) return;
     order_.passed(c.ranks);
-    if (!own_set_broken()) return;
+    if (!own_set_broken_) return;
     wait_until([&] {
         for (int r : c.ranks) {
             const int q = layout_.process(r, replica_);
@@ -37,13 +37,6 @@ void protocol::collective_passed(const communicator& c) {
         }
         return true;
     });
-}
-
-bool protocol::own_set_broken() const {
-    if (!any_death_) return false;
-    for (int r = 0; r < layout_.ranks(); ++r)
-        if (layout_.dead(layout_.process(r, replica_))) return true;
-    return false;
 }
 
 // How many collectives shared with `rank` this process has entered: to

@@ -94,6 +94,9 @@ struct same_data {
 
 /// A message sent by this process: one per (destination rank, number).
 struct send_op {
+    send_op() = default;
+    send_op(const send_op&) = delete;  // its request points at it
+    send_op& operator=(const send_op&) = delete;
     int dest = 0;              // logical rank
     std::uint64_t number = 0;  // in the stream from this rank to dest
     int tag = 0;               // MPI tag on the world
@@ -346,7 +349,6 @@ private:
 
     // collective_order.cpp
     bool collectives_ordered() const;
-    bool own_set_broken() const;
     void tell_entered_with(int rank);
     void tell_entered_with_everyone();
     // failures.cpp
@@ -428,6 +430,7 @@ private:
     std::map<std::pair<int, std::uint64_t>, vote> votes_;
     std::vector<char> done_from_;  // per process: it said its program ended
     bool any_death_ = false;
+    bool own_set_broken_ = false;  // a process of this replica set died (collective_order.cpp)
     int printed_seen_ = 0;  // the printer of the job's end has printed
     bool finalized_ = false;
 
