@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 INDEX = "https://pypi.org/simple/mpi4py/"
+RETRY = Path(__file__).resolve().parent / "mpiexec_retry.sh"
 
 
 def mpi4py_version(python):
@@ -77,7 +78,8 @@ def main():
     failed = []
     for module in modules:
         program = [python, str(tests / "main.py"), module]
-        native_ok, native = run_module(env_root + [mpiexec, "--oversubscribe", "-n", str(ranks)] + program,
+        # Started again if Open MPI's launcher itself fails to start.
+        native_ok, native = run_module(env_root + [str(RETRY), mpiexec, "--oversubscribe", "-n", str(ranks)] + program,
                                        tests.parent, ranks)
         if not native_ok:
             print(f"FAIL: {module} fails natively:\n{native[-3000:]}")

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 LIMIT = 60
+RETRY = Path(__file__).resolve().parent / "mpiexec_retry.sh"
 
 
 def fail(why):
@@ -50,7 +51,8 @@ def main():
         for d in (native, replicated):
             d.mkdir()
             (d / "input.txt").write_text("17\n")
-        run([mpiexec, "--oversubscribe", "-n", ranks, program], native)
+        # Started again if Open MPI's launcher itself fails to start.
+        run([str(RETRY), mpiexec, "--oversubscribe", "-n", ranks, program], native)
         p = run([rampart_run, "--json", "--replica-lib", library, "--replica-dirs", ".replicas", *options, "--",
                  program], replicated)
         report = json.loads(p.stdout.strip().splitlines()[-1])
