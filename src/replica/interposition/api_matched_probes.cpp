@@ -4,28 +4,19 @@
 // message alone.
 
 #include "api.hpp"
+#include "entry_points.hpp"
 
 #include <unordered_map>
 
-namespace rp = rampart::replica::detail;
+namespace rampart::replica::detail::entry {
 
 namespace {
 
 struct matched_message {
-    std::shared_ptr<rp::inbound> in;
-    rp::communicator* comm;
-    std::shared_ptr<rp::comm_use> uses_comm;  // the program may free comm before it receives
+    std::shared_ptr<inbound> in;
+    communicator* comm;
+    std::shared_ptr<comm_use> uses_comm;  // the program may free comm before it receives
 };
-
-// The communicator of a probe with valid source and tag; nullptr after the error.
-rp::communicator* probe_comm(int source, int tag, MPI_Comm comm, const char* fn, int* rc) {
-    rp::started(fn);
-    rp::communicator* c = rp::find_comm(comm, fn, rc);
-    if (c && ((*rc = rp::check_peer(c, source, true, fn)) || (*rc = rp::check_tag(c, tag, true, fn)))) return nullptr;
-    return c;
-}
-
-void no_proc_status(MPI_Status* status) { rp::empty_status(status, MPI_PROC_NULL); }
 
 // The messages probed and not yet received, by handle.
 std::unordered_map<MPI_Message, matched_message>& probed() {
@@ -33,78 +24,65 @@ std::unordered_map<MPI_Message, matched_message>& probed() {
     return *all;
 }
 
-MPI_Message handle_of(std::shared_ptr<rp::inbound> in, rp::communicator* c) {
+MPI_Message handle_of(std::shared_ptr<inbound> in, communicator* c) {
     auto h = reinterpret_cast<MPI_Message>(in.get());
-    probed()[h] = matched_message{std::move(in), c, std::make_shared<rp::comm_use>(c)};
+    probed()[h] = matched_message{std::move(in), c, std::make_shared<comm_use>(c)};
     return h;
 }
 
-}  // namespace
-
-extern "C" {
-
-int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = probe_comm(source, tag, comm, "MPI_Improbe", &rc);
-    if (!c) return rc;
-    if (source == MPI_PROC_NULL) {
-        *flag = 1;
-        *message = MPI_MESSAGE_NO_PROC;
-        no_proc_status(status);
-        return MPI_SUCCESS;
+// MPI_Mprobe waits for a message; MPI_Improbe (with a flag) only looks.
+std::shared_ptr<inbound> take(int source, int tag, communicator* c, bool wait, MPI_Status* status) {
+    protocol& p = protocol::get();
+    std::shared_ptr<inbound> in;
+    if (!wait) {
+        p.progress_pending();
+        return p.take_probed(source, tag, c, c->p2p(), status);
     }
-    rp::protocol& p = rp::protocol::get();
-    p.progress_pending();
-    auto in = p.take_probed(source, tag, c, c->p2p(), status);
-    *flag = in != nullptr;
-    if (in) *message = handle_of(std::move(in), c);
-    return MPI_SUCCESS;
-}
-
-int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = probe_comm(source, tag, comm, "MPI_Mprobe", &rc);
-    if (!c) return rc;
-    if (source == MPI_PROC_NULL) {
-        *message = MPI_MESSAGE_NO_PROC;
-        no_proc_status(status);
-        return MPI_SUCCESS;
-    }
-    rp::protocol& p = rp::protocol::get();
-    std::shared_ptr<rp::inbound> in;
     if (p.replaying() && !(in = p.take_probed(source, tag, c, c->p2p(), status)))
         p.abort_job(3, "the re-created replica of rank " + std::to_string(p.rank()) +
                            " probes in its set-up for a message its survivor never received there");
     p.wait_until([&] { return in || (in = p.take_probed(source, tag, c, c->p2p(), status)); });
-    *message = handle_of(std::move(in), c);
-    return MPI_SUCCESS;
+    return in;
 }
 
-int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
-    rp::started("MPI_Imrecv");
-    if (*message == MPI_MESSAGE_NO_PROC) {
-        auto r = std::make_shared<rp::recv_request>();
-        no_proc_status(&r->status);
-        r->complete = true;
-        *request = rp::to_handle(std::move(r));
-        *message = MPI_MESSAGE_NULL;
+}  // namespace
+
+int mprobe(int source, int tag, communicator* c, int* flag, MPI_Message* message, MPI_Status* status, const char*) {
+    if (source == MPI_PROC_NULL) {
+        if (flag) *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        empty_status(status, MPI_PROC_NULL);
         return MPI_SUCCESS;
     }
-    auto it = probed().find(*message);
-    if (it == probed().end())
-        return rp::program_error(nullptr, MPI_ERR_REQUEST, "MPI_Imrecv", "a message no matched probe gave");
-    const matched_message m = it->second;
-    if (int rc = rp::check_buffer(m.comm, count, type, "MPI_Imrecv")) return rc;
-    probed().erase(it);
-    *request = rp::to_handle(rp::protocol::get().receive_taken(m.in, buf, count, type, m.comm, m.comm->p2p()));
-    *message = MPI_MESSAGE_NULL;
+    auto in = take(source, tag, c, !flag, status);
+    if (flag) *flag = in != nullptr;
+    if (in) *message = handle_of(std::move(in), c);
     return MPI_SUCCESS;
 }
 
-int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
-    MPI_Request r = MPI_REQUEST_NULL;
-    if (int rc = MPI_Imrecv(buf, count, type, message, &r)) return rc;
-    return MPI_Wait(&r, status);
+// Its count is checked here, on the communicator of the probed message.
+int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status, MPI_Request* request,
+          const char* fn) {
+    std::shared_ptr<detail::request> r;
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        auto none = std::make_shared<recv_request>();
+        empty_status(&none->status, MPI_PROC_NULL);
+        none->complete = true;
+        r = std::move(none);
+    } else {
+        auto it = probed().find(*message);
+        if (it == probed().end()) return program_error(nullptr, MPI_ERR_REQUEST, fn, "a message no matched probe gave");
+        const matched_message m = it->second;
+        if (int rc = check_buffer(m.comm, count, type, fn)) return rc;
+        probed().erase(it);
+        r = protocol::get().receive_taken(m.in, buf, count, type, m.comm, m.comm->p2p());
+    }
+    *message = MPI_MESSAGE_NULL;
+    if (request) {
+        *request = to_handle(std::move(r));
+        return MPI_SUCCESS;
+    }
+    return wait_for(r, status);
 }
 
-}  // extern "C"
+}  // namespace rampart::replica::detail::entry

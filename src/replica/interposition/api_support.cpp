@@ -52,6 +52,30 @@ int check_buffer(const communicator* c, int count, MPI_Datatype type, const char
     return MPI_SUCCESS;
 }
 
+int check_root(const communicator* c, int root, const char* fn) {
+    if (root >= 0 && root < c->size()) return MPI_SUCCESS;
+    return program_error(c, MPI_ERR_ROOT, fn, "root " + std::to_string(root) + " of " + std::to_string(c->size()));
+}
+
+int check_counts(const communicator* c, const int* counts, MPI_Datatype type, const char* fn) {
+    if (!counts) return program_error(c, MPI_ERR_COUNT, fn, "no array of counts");
+    for (int i = 0; i < c->size(); ++i)
+        if (int rc = check_buffer(c, counts[i], type, fn)) return rc;
+    return MPI_SUCCESS;
+}
+
+int check_present(const communicator* c, const void* pointer, const char* what, const char* fn) {
+    if (pointer) return MPI_SUCCESS;
+    return program_error(c, MPI_ERR_ARG, fn, std::string(what) + " is a null pointer");
+}
+
+int wait_for(const std::shared_ptr<request>& r, MPI_Status* status) {
+    protocol::get().wait_until([&] { return r->done(); });
+    const MPI_Status st = r->final_status();
+    if (status != MPI_STATUS_IGNORE) *status = st;
+    return st.MPI_ERROR;
+}
+
 int status_error(const request& r) { return r.status.MPI_ERROR; }
 
 int complete(MPI_Request* handle, MPI_Status* status) {

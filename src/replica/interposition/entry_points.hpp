@@ -1,0 +1,92 @@
+#pragma once
+// The layer's side of the MPI calls that mpi_calls.txt describes. Their C
+// entry points are generated (generate_entry_points.py): by the time one of
+// these runs, MPI_Init has run, the communicator is the layer's own and the
+// arguments have passed the checks of their kind. Each gets the call's name
+// (`fn`) for the errors it finds itself.
+
+#include "communicators.hpp"
+
+#include <mpi.h>
+
+namespace rampart::replica::detail::entry {
+
+/// One half of a send-receive: a buffer, its peer and tag.
+struct send_args {
+    const void* buf;
+    int count;
+    MPI_Datatype datatype;
+    int dest;
+    int tag;
+};
+struct recv_args {
+    void* buf;
+    int count;
+    MPI_Datatype datatype;
+    int source;
+    int tag;
+};
+
+enum class send_mode { standard, synchronous, buffered };
+
+// Point to point (api_p2p.cpp). A null `request` means the blocking form.
+int blocking_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, communicator* c, bool sync,
+                  const char* fn);
+int nonblocking_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, communicator* c, bool sync,
+                     MPI_Request* request, const char* fn);
+int buffered_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, communicator* c,
+                  MPI_Request* request, const char* fn);
+int recv(void* buf, int count, MPI_Datatype type, int source, int tag, communicator* c, MPI_Status* status,
+         const char* fn);
+int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, communicator* c, MPI_Request* request,
+          const char* fn);
+int sendrecv(const send_args& send, const recv_args& recv, communicator* c, MPI_Status* status, MPI_Request* request,
+             const char* fn);
+int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                     communicator* c, MPI_Status* status, MPI_Request* request, const char* fn);
+int persistent_send(const send_args& send, communicator* c, send_mode mode, MPI_Request* request, const char* fn);
+int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, communicator* c, MPI_Request* request,
+              const char* fn);
+int probe(int source, int tag, communicator* c, MPI_Status* status, const char* fn);
+int iprobe(int source, int tag, communicator* c, int* flag, MPI_Status* status, const char* fn);
+
+// Matched probes (api_matched_probes.cpp). A null `flag` means MPI_Mprobe.
+int mprobe(int source, int tag, communicator* c, int* flag, MPI_Message* message, MPI_Status* status, const char* fn);
+int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status, MPI_Request* request,
+          const char* fn);
+
+/// A collective's buffer of each rank's own part.
+struct part_args {
+    const void* buf;
+    int count;
+    MPI_Datatype datatype;
+};
+/// A collective's buffer of every rank's part: `count` each, one after the
+/// other, or `counts` and `displs` when these are given.
+struct parts_args {
+    const void* buf;
+    int count;
+    const int* counts;
+    const int* displs;
+    MPI_Datatype datatype;
+};
+
+// Collectives (api_collectives.cpp).
+int barrier(communicator* c, MPI_Request* request, const char* fn);
+int bcast(void* buf, int count, MPI_Datatype type, int root, communicator* c, MPI_Request* request, const char* fn);
+int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, communicator* c,
+           MPI_Request* request, const char* fn);
+int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c,
+              MPI_Request* request, const char* fn);
+int gather(const part_args& own, const parts_args& all, int root, communicator* c, MPI_Request* request,
+           const char* fn);
+int scatter(const part_args& own, const parts_args& all, int root, communicator* c, MPI_Request* request,
+            const char* fn);
+int allgather(const part_args& own, const parts_args& all, communicator* c, MPI_Request* request, const char* fn);
+int alltoall(const parts_args& send, const parts_args& recv, communicator* c, MPI_Request* request, const char* fn);
+int reduce_scatter(const void* sendbuf, void* recvbuf, int recvcount, const int* recvcounts, MPI_Datatype type,
+                   MPI_Op op, communicator* c, MPI_Request* request, const char* fn);
+int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c, bool exclusive,
+         MPI_Request* request, const char* fn);
+
+}  // namespace rampart::replica::detail::entry
