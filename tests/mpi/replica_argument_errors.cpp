@@ -73,6 +73,21 @@ void collectives(MPI_Comm comm, int size) {
     expect_error("MPI_Ibcast root size", MPI_Ibcast(a.data(), 1, MPI_INT, size, comm, &r));
 }
 
+// Calls without a communicator: the layer raises their errors on
+// MPI_COMM_SELF, as MPI 4.0 says, and Open MPI on MPI_COMM_WORLD; both return.
+void requests(MPI_Comm comm) {
+    int x = 0, flag = 0, index = 0;
+    MPI_Request null = MPI_REQUEST_NULL;
+    expect_error("MPI_Isend to a null request", MPI_Isend(&x, 1, MPI_INT, 0, 0, comm, nullptr));
+    expect_error("MPI_Wait of a null pointer", MPI_Wait(nullptr, MPI_STATUS_IGNORE));
+    expect_error("MPI_Test of a null pointer", MPI_Test(nullptr, &flag, MPI_STATUS_IGNORE));
+    expect_error("MPI_Waitall count -1", MPI_Waitall(-1, &null, MPI_STATUSES_IGNORE));
+    expect_error("MPI_Waitall of no array", MPI_Waitall(2, nullptr, MPI_STATUSES_IGNORE));
+    expect_error("MPI_Testany of no array", MPI_Testany(2, nullptr, &index, &flag, MPI_STATUS_IGNORE));
+    expect_error("MPI_Request_free of MPI_REQUEST_NULL", MPI_Request_free(&null));
+    expect_error("MPI_Start of MPI_REQUEST_NULL", MPI_Start(&null));
+}
+
 // MPI_PROC_NULL: found at once, with an empty status.
 void no_process(MPI_Comm comm) {
     MPI_Status st;
@@ -97,8 +112,11 @@ int main(int argc, char** argv) {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     point_to_point(comm, size);
     collectives(comm, size);
+    requests(comm);
     no_process(comm);
     // Nothing left over from the failed calls: the next message is this one.
     int got = -1, mine = 100 + rank_in_world;

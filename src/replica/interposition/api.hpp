@@ -52,11 +52,13 @@ int with_comm(MPI_Comm handle, const char* fn, F f) {
 int check_peer(const communicator* c, int peer, bool any_allowed, const char* fn);
 int check_tag(const communicator* c, int tag, bool any_allowed, const char* fn);
 int check_buffer(const communicator* c, int count, MPI_Datatype type, const char* fn);
-/// Checks of a collective's: the root, every count of a vector form, an
-/// array (of displacements) or pointer the program must give.
+/// Checks of a collective's: the root, every count of a vector form; of
+/// any call: an array or pointer the program must give (`code` when it is
+/// null), a count of requests.
 int check_root(const communicator* c, int root, const char* fn);
 int check_counts(const communicator* c, const int* counts, MPI_Datatype type, const char* fn);
-int check_present(const communicator* c, const void* pointer, const char* what, const char* fn);
+int check_present(const communicator* c, const void* pointer, const char* what, int code, const char* fn);
+int check_not_negative(const communicator* c, int count, const char* what, const char* fn);
 
 /// Waits for an operation the program has no handle of, and copies its
 /// status out: the blocking calls.

@@ -32,7 +32,7 @@ struct layout {
 };
 
 // Blocking (no request): runs the schedule; else hands it out as a request.
-int start(const schedule_ptr& s, MPI_Request* request) {
+int run_or_hand_out(const schedule_ptr& s, MPI_Request* request) {
     if (!request) return run(s);
     *request = as_request(s);
     return MPI_SUCCESS;
@@ -42,36 +42,36 @@ int start(const schedule_ptr& s, MPI_Request* request) {
 
 int barrier(communicator* c, MPI_Request* request, const char*) {
     if (in_set(c, request) && set_collectives::get().barrier()) return MPI_SUCCESS;
-    return start(detail::barrier(c), request);
+    return run_or_hand_out(detail::barrier(c), request);
 }
 
 int bcast(void* buf, int count, MPI_Datatype type, int root, communicator* c, MPI_Request* request, const char*) {
-    return start(detail::bcast(buf, count, type, root, c), request);
+    return run_or_hand_out(detail::bcast(buf, count, type, root, c), request);
 }
 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, communicator* c,
            MPI_Request* request, const char*) {
-    return start(detail::reduce(sendbuf, recvbuf, count, type, op, root, c), request);
+    return run_or_hand_out(detail::reduce(sendbuf, recvbuf, count, type, op, root, c), request);
 }
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c,
               MPI_Request* request, const char*) {
     if (in_set(c, request) && set_collectives::get().allreduce(sendbuf, recvbuf, count, type, op)) return MPI_SUCCESS;
-    return start(detail::allreduce(sendbuf, recvbuf, count, type, op, c), request);
+    return run_or_hand_out(detail::allreduce(sendbuf, recvbuf, count, type, op, c), request);
 }
 
 int gather(const part_args& own, const parts_args& all, int root, communicator* c, MPI_Request* request, const char*) {
     const layout l(c->size(), all);
-    return start(gatherv(own.buf, own.count, own.datatype, const_cast<void*>(all.buf), l.counts, l.displs, all.datatype,
-                         root, c),
-                 request);
+    return run_or_hand_out(gatherv(own.buf, own.count, own.datatype, const_cast<void*>(all.buf), l.counts, l.displs,
+                                   all.datatype, root, c),
+                           request);
 }
 
 int scatter(const part_args& own, const parts_args& all, int root, communicator* c, MPI_Request* request, const char*) {
     const layout l(c->size(), all);
-    return start(scatterv(all.buf, l.counts, l.displs, all.datatype, const_cast<void*>(own.buf), own.count,
-                          own.datatype, root, c),
-                 request);
+    return run_or_hand_out(scatterv(all.buf, l.counts, l.displs, all.datatype, const_cast<void*>(own.buf), own.count,
+                                    own.datatype, root, c),
+                           request);
 }
 
 int allgather(const part_args& own, const parts_args& all, communicator* c, MPI_Request* request, const char*) {
@@ -80,25 +80,26 @@ int allgather(const part_args& own, const parts_args& all, communicator* c, MPI_
     if (in_set(c, request) &&
         set_collectives::get().allgatherv(own.buf, own.count, own.datatype, recvbuf, l.counts, l.displs, all.datatype))
         return MPI_SUCCESS;
-    return start(allgatherv(own.buf, own.count, own.datatype, recvbuf, l.counts, l.displs, all.datatype, c), request);
+    return run_or_hand_out(allgatherv(own.buf, own.count, own.datatype, recvbuf, l.counts, l.displs, all.datatype, c),
+                           request);
 }
 
 int alltoall(const parts_args& send, const parts_args& recv, communicator* c, MPI_Request* request, const char*) {
     const layout s(c->size(), send), r(c->size(), recv);
-    return start(alltoallv(send.buf, s.counts, s.displs, send.datatype, const_cast<void*>(recv.buf), r.counts, r.displs,
-                           recv.datatype, c),
-                 request);
+    return run_or_hand_out(alltoallv(send.buf, s.counts, s.displs, send.datatype, const_cast<void*>(recv.buf), r.counts,
+                                     r.displs, recv.datatype, c),
+                           request);
 }
 
 int reduce_scatter(const void* sendbuf, void* recvbuf, int recvcount, const int* recvcounts, MPI_Datatype type,
                    MPI_Op op, communicator* c, MPI_Request* request, const char*) {
     const layout l(c->size(), parts_args{recvbuf, recvcount, recvcounts, nullptr, type});
-    return start(detail::reduce_scatter(sendbuf, recvbuf, l.counts, type, op, c), request);
+    return run_or_hand_out(detail::reduce_scatter(sendbuf, recvbuf, l.counts, type, op, c), request);
 }
 
 int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c, bool exclusive,
          MPI_Request* request, const char*) {
-    return start(detail::scan(sendbuf, recvbuf, count, type, op, c, exclusive), request);
+    return run_or_hand_out(detail::scan(sendbuf, recvbuf, count, type, op, c, exclusive), request);
 }
 
 }  // namespace rampart::replica::detail::entry

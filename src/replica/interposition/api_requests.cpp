@@ -1,17 +1,16 @@
 // Completing the program's requests: waits and tests of every form.
 
 #include "api.hpp"
+#include "entry_points.hpp"
 
-namespace rp = rampart::replica::detail;
+namespace rampart::replica::detail::entry {
 
 namespace {
 
-using rp::empty_status;
-
 // A request that can still complete: not null, not an inactive persistent one.
-std::shared_ptr<rp::request> active(MPI_Request h) {
+std::shared_ptr<request> active(MPI_Request h) {
     if (h == MPI_REQUEST_NULL) return nullptr;
-    auto r = rp::from_handle(h);
+    auto r = from_handle(h);
     return r->active ? r : nullptr;
 }
 
@@ -36,7 +35,7 @@ bool collect_done(int count, MPI_Request handles[], std::vector<int>& done) {
 // false when none is active at all.
 bool wait_for_some(int count, MPI_Request handles[], std::vector<int>& done) {
     bool any_active = true;
-    rp::protocol::get().wait_until([&] {
+    protocol::get().wait_until([&] {
         done.clear();
         any_active = collect_done(count, handles, done);
         return !any_active || !done.empty();
@@ -44,23 +43,37 @@ bool wait_for_some(int count, MPI_Request handles[], std::vector<int>& done) {
     return any_active;
 }
 
+// Errors of calls without a communicator go to MPI_COMM_SELF's handler.
+int error(int code, const char* fn, const std::string& what) {
+    return program_error(communicators::get().find(MPI_COMM_SELF), code, fn, what);
+}
+
+int complete_some(MPI_Request requests[], const std::vector<int>& done, int* outcount, int indices[],
+                  MPI_Status statuses[]) {
+    int errors = 0;
+    for (std::size_t n = 0; n < done.size(); ++n) {
+        indices[n] = done[n];
+        errors += complete(&requests[done[n]], at(statuses, static_cast<int>(n))) != MPI_SUCCESS;
+    }
+    *outcount = static_cast<int>(done.size());
+    return errors ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
 }  // namespace
 
-extern "C" {
-
-int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-    rp::protocol& p = rp::started("MPI_Wait");
+int wait(MPI_Request* request, MPI_Status* status, const char*) {
+    protocol& p = protocol::get();
     auto r = active(*request);
     if (!r) {
         empty_status(status);
         return MPI_SUCCESS;
     }
     p.wait_until([&] { return r->done(); });
-    return rp::complete(request, status);
+    return complete(request, status);
 }
 
-int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-    rp::protocol& p = rp::started("MPI_Test");
+int test(MPI_Request* request, int* flag, MPI_Status* status, const char*) {
+    protocol& p = protocol::get();
     auto r = active(*request);
     if (!r) {
         *flag = 1;
@@ -69,11 +82,11 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     }
     p.progress_pending();
     *flag = r->done();
-    return *flag ? rp::complete(request, status) : MPI_SUCCESS;
+    return *flag ? complete(request, status) : MPI_SUCCESS;
 }
 
-int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-    rp::protocol& p = rp::started("MPI_Request_get_status");
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status, const char*) {
+    protocol& p = protocol::get();
     auto r = active(request);
     if (!r) {
         *flag = 1;
@@ -86,9 +99,9 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
     return MPI_SUCCESS;
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    rp::protocol& p = rp::started("MPI_Waitall");
-    std::vector<std::shared_ptr<rp::request>> rs;
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[], const char*) {
+    protocol& p = protocol::get();
+    std::vector<std::shared_ptr<request>> rs;
     for (int i = 0; i < count; ++i) rs.push_back(active(requests[i]));
     p.wait_until([&] {
         for (auto& r : rs)
@@ -101,13 +114,13 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
             empty_status(at(statuses, i));
             continue;
         }
-        errors += rp::complete(&requests[i], at(statuses, i)) != MPI_SUCCESS;
+        errors += complete(&requests[i], at(statuses, i)) != MPI_SUCCESS;
     }
     return errors ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-    rp::protocol& p = rp::started("MPI_Testall");
+int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[], const char* fn) {
+    protocol& p = protocol::get();
     p.progress_pending();
     for (int i = 0; i < count; ++i)
         if (auto r = active(requests[i]); r && !r->done()) {
@@ -115,100 +128,66 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
             return MPI_SUCCESS;
         }
     *flag = 1;
-    return MPI_Waitall(count, requests, statuses);
+    return waitall(count, requests, statuses, fn);
 }
 
-int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-    rp::started("MPI_Waitany");
+// MPI_Waitany, or MPI_Testany with a flag.
+int waitany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status, const char*) {
     std::vector<int> done;
-    if (!wait_for_some(count, requests, done)) {
-        *index = MPI_UNDEFINED;
-        empty_status(status);
-        return MPI_SUCCESS;
-    }
-    *index = done.front();
-    return rp::complete(&requests[done.front()], status);
-}
-
-int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-    rp::protocol& p = rp::started("MPI_Testany");
-    p.progress_pending();
-    std::vector<int> done;
-    if (!collect_done(count, requests, done)) {
-        *flag = 1;
-        *index = MPI_UNDEFINED;
-        empty_status(status);
-        return MPI_SUCCESS;
-    }
-    *flag = !done.empty();
+    if (flag) protocol::get().progress_pending();
+    const bool any_active = flag ? collect_done(count, requests, done) : wait_for_some(count, requests, done);
+    if (flag) *flag = !any_active || !done.empty();
     *index = done.empty() ? MPI_UNDEFINED : done.front();
-    return done.empty() ? MPI_SUCCESS : rp::complete(&requests[done.front()], status);
-}
-
-static int complete_some(MPI_Request requests[], const std::vector<int>& done, int* outcount, int indices[],
-                         MPI_Status statuses[]) {
-    int errors = 0;
-    for (std::size_t n = 0; n < done.size(); ++n) {
-        indices[n] = done[n];
-        errors += rp::complete(&requests[done[n]], at(statuses, static_cast<int>(n))) != MPI_SUCCESS;
+    if (done.empty()) {
+        if (!any_active) empty_status(status);
+        return MPI_SUCCESS;
     }
-    *outcount = static_cast<int>(done.size());
-    return errors ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+    return complete(&requests[done.front()], status);
 }
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-    rp::started("MPI_Waitsome");
+// MPI_Waitsome (blocking) or MPI_Testsome.
+int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[], bool blocking,
+             const char*) {
     std::vector<int> done;
-    if (!wait_for_some(incount, requests, done)) {
+    if (!blocking) protocol::get().progress_pending();
+    if (!(blocking ? wait_for_some(incount, requests, done) : collect_done(incount, requests, done))) {
         *outcount = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
     return complete_some(requests, done, outcount, indices, statuses);
 }
 
-int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-    rp::protocol& p = rp::started("MPI_Testsome");
-    p.progress_pending();
-    std::vector<int> done;
-    if (!collect_done(incount, requests, done)) {
-        *outcount = MPI_UNDEFINED;
-        return MPI_SUCCESS;
-    }
-    return complete_some(requests, done, outcount, indices, statuses);
-}
-
-int MPI_Request_free(MPI_Request* request) {
-    rp::started("MPI_Request_free");
-    if (*request == MPI_REQUEST_NULL) return MPI_ERR_REQUEST;
+int request_free(MPI_Request* request, const char* fn) {
+    if (*request == MPI_REQUEST_NULL) return error(MPI_ERR_REQUEST, fn, "MPI_REQUEST_NULL");
     // The operation goes on (the protocol holds it); only the handle ends.
-    rp::release_handle(*request);
+    release_handle(*request);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
 
-int MPI_Cancel(MPI_Request* request) {
-    rp::protocol& p = rp::started("MPI_Cancel");
+int cancel(MPI_Request* request, const char*) {
+    protocol& p = protocol::get();
     auto r = active(*request);
     if (!r) return MPI_SUCCESS;
-    if (r->persistent) r = static_cast<rp::persistent_request&>(*r).current;
+    if (r->persistent) r = static_cast<persistent_request&>(*r).current;
     // A receive not yet matched is cancelled; anything else completes as it
     // would have (MPI allows a cancel to fail).
-    if (auto* recv = dynamic_cast<rp::recv_request*>(r.get())) p.cancel(*recv);
+    if (auto* recv = dynamic_cast<recv_request*>(r.get())) p.cancel(*recv);
     return MPI_SUCCESS;
 }
 
-int MPI_Start(MPI_Request* request) {
-    rp::started("MPI_Start");
-    auto r = rp::from_handle(*request);
-    if (!r->persistent) return MPI_ERR_REQUEST;
+int start(MPI_Request* request, const char* fn) {
+    if (*request == MPI_REQUEST_NULL) return error(MPI_ERR_REQUEST, fn, "MPI_REQUEST_NULL");
+    auto r = from_handle(*request);
+    if (!r->persistent) return error(MPI_ERR_REQUEST, fn, "a request that is not persistent");
     r->start();
     return MPI_SUCCESS;
 }
 
-int MPI_Startall(int count, MPI_Request requests[]) {
+int startall(int count, MPI_Request requests[], const char* fn) {
     for (int i = 0; i < count; ++i)
-        if (int rc = MPI_Start(&requests[i])) return rc;
+        if (int rc = start(&requests[i], fn)) return rc;
     return MPI_SUCCESS;
 }
 
-}  // extern "C"
+}  // namespace rampart::replica::detail::entry

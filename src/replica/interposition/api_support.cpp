@@ -64,9 +64,14 @@ int check_counts(const communicator* c, const int* counts, MPI_Datatype type, co
     return MPI_SUCCESS;
 }
 
-int check_present(const communicator* c, const void* pointer, const char* what, const char* fn) {
+int check_present(const communicator* c, const void* pointer, const char* what, int code, const char* fn) {
     if (pointer) return MPI_SUCCESS;
-    return program_error(c, MPI_ERR_ARG, fn, std::string(what) + " is a null pointer");
+    return program_error(c, code, fn, std::string(what) + " is a null pointer");
+}
+
+int check_not_negative(const communicator* c, int count, const char* what, const char* fn) {
+    if (count >= 0) return MPI_SUCCESS;
+    return program_error(c, MPI_ERR_ARG, fn, std::string(what) + " " + std::to_string(count));
 }
 
 int wait_for(const std::shared_ptr<request>& r, MPI_Status* status) {

@@ -89,4 +89,18 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, int recvcount, const int*
 int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, communicator* c, bool exclusive,
          MPI_Request* request, const char* fn);
 
+// Completing requests (api_requests.cpp). A null `flag` means the waiting form.
+int wait(MPI_Request* request, MPI_Status* status, const char* fn);
+int test(MPI_Request* request, int* flag, MPI_Status* status, const char* fn);
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status, const char* fn);
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[], const char* fn);
+int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[], const char* fn);
+int waitany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status, const char* fn);
+int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[], bool blocking,
+             const char* fn);
+int request_free(MPI_Request* request, const char* fn);
+int cancel(MPI_Request* request, const char* fn);
+int start(MPI_Request* request, const char* fn);
+int startall(int count, MPI_Request requests[], const char* fn);
+
 }  // namespace rampart::replica::detail::entry

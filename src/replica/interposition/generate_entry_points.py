@@ -13,7 +13,12 @@ from pathlib import Path
 
 CALL_NAME = re.compile(r"^(MPIX?_\w+)\((.*)\)$")
 PARAM = re.compile(r"^(.*?)(\w+)(\[\])?$")
-POINTERS = {"request": "MPI_Request*", "flag": "int*", "message": "MPI_Message*"}
+# Pointers the call writes through, and the error class of a null one (a
+# request's is MPI_ERR_REQUEST, as Open MPI gives).
+POINTERS = {("request", "MPI_Request*"): "MPI_ERR_REQUEST", ("array_of_requests", "MPI_Request*"): "MPI_ERR_REQUEST",
+            ("flag", "int*"): "MPI_ERR_ARG", ("message", "MPI_Message*"): "MPI_ERR_ARG",
+            ("index", "int*"): "MPI_ERR_ARG", ("outcount", "int*"): "MPI_ERR_ARG",
+            ("array_of_indices", "int*"): "MPI_ERR_ARG"}
 
 
 class DescriptionError(Exception):
@@ -79,7 +84,7 @@ def datatype_after(call, index):
     for p in call.params[index + 1:]:
         if p.type == "MPI_Datatype":
             return p.name
-    raise DescriptionError(f"line {call.where}: {call.name}: no datatype after '{call.params[index].name}'")
+    return None
 
 
 def check_of(call, index, comm):
@@ -93,14 +98,19 @@ def check_of(call, index, comm):
     if p.type == "int" and p.name in ("tag", "sendtag", "recvtag"):
         any_allowed = p.name == "recvtag" or (p.name == "tag" and receives)
         return f"rp::check_tag({comm}, {p.name}, {str(any_allowed).lower()}, fn)"
+    datatype = datatype_after(call, index)
     if p.type == "int" and p.name.endswith("count"):
-        return f"rp::check_buffer({comm}, {p.name}, {datatype_after(call, index)}, fn)"
+        if datatype:
+            return f"rp::check_buffer({comm}, {p.name}, {datatype}, fn)"
+        return f'rp::check_not_negative({comm}, {p.name}, "{p.name}", fn)'
     if p.type == "const int*" and p.name.endswith("counts"):
-        return f"rp::check_counts({comm}, {p.name}, {datatype_after(call, index)}, fn)"
+        if not datatype:
+            raise DescriptionError(f"line {call.where}: {call.name}: no datatype after '{p.name}'")
+        return f"rp::check_counts({comm}, {p.name}, {datatype}, fn)"
     if p.type == "const int*" and p.name.endswith("displs"):
-        return f'rp::check_present({comm}, {p.name}, "{p.name}", fn)'
-    if POINTERS.get(p.name) == p.type:
-        return f'rp::check_present({comm}, {p.name}, "{p.name}", fn)'
+        return f'rp::check_present({comm}, {p.name}, "{p.name}", MPI_ERR_ARG, fn)'
+    if (p.name, p.type) in POINTERS:
+        return f'rp::check_present({comm}, {p.name}, "{p.name}", {POINTERS[(p.name, p.type)]}, fn)'
     return None
 
 
@@ -108,11 +118,13 @@ def entry_point(call):
     comms = [p for p in call.params if p.type == "MPI_Comm"]
     if len(comms) > 1:
         raise DescriptionError(f"line {call.where}: {call.name} has more than one communicator")
-    comm = comms[0].name if comms else "nullptr"
+    comm = comms[0].name if comms else "self"
     signature = ", ".join(p.text + ("_handle" if p in comms else "") for p in call.params)
     body = [f'    constexpr const char* fn = "{call.name}";', "    rp::started(fn);", "    int rc = MPI_SUCCESS;"]
     if comms:
         body += [f"    rp::communicator* {comm} = rp::find_comm({comm}_handle, fn, &rc);", f"    if (!{comm}) return rc;"]
+    elif any(check_of(call, i, comm) for i in range(len(call.params))):
+        body.append("    const rp::communicator* self = rp::communicators::get().find(MPI_COMM_SELF);")
     conditional = {n for _, names in call.conditions for n in names}
     for i, p in enumerate(call.params):
         check = check_of(call, i, comm)
