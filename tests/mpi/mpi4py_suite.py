@@ -13,6 +13,7 @@ Prints PASS: or FAIL: lines (CTest matches them).
 import hashlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -62,8 +63,14 @@ def passed(text, ranks):
 
 
 def run_module(cmd, cwd, ranks):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
-    text = p.stdout + p.stderr
+    # A session of its own: a timeout ends mpiexec and its ranks too.
+    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True) as p:
+        try:
+            text, _ = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            return False, "no end within 300 s"
     return p.returncode == 0 and passed(text, ranks), text
 
 

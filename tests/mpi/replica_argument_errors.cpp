@@ -2,9 +2,9 @@
 // communicator that returns errors, and folds the error class of each into
 // its checksum: the same natively and under replication, since the layer
 // checks the arguments as MPI does. A collective errs on every rank here (an
-// error on some ranks only would leave the others waiting). Calls of
-// MPI_PROC_NULL, and a message exchanged after the errors, show that a
-// failed call left nothing behind.
+// error on some ranks only would leave the others waiting). Arguments that
+// MPI ignores (MPI_IN_PLACE, away from the root) are not checked. A message
+// exchanged after the errors shows that a failed call left nothing behind.
 // usage: replica_argument_errors
 
 #include <mpi.h>
@@ -73,6 +73,28 @@ void collectives(MPI_Comm comm, int size) {
     expect_error("MPI_Ibcast root size", MPI_Ibcast(a.data(), 1, MPI_INT, size, comm, &r));
 }
 
+// Arguments MPI ignores: success, whatever they hold.
+void ignored_arguments(MPI_Comm comm, int rank, int size) {
+    const auto n = static_cast<std::size_t>(size);
+    std::vector<int> a(n, rank), b(n, 0), ones(n, 1), displs(n);
+    for (std::size_t i = 0; i < n; ++i) displs[i] = static_cast<int>(i);
+    const bool root = rank == 0;
+    expect_error("MPI_Allgather in place, sendcount -1",
+                 MPI_Allgather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, a.data(), 1, MPI_INT, comm));
+    expect_error(
+        "MPI_Gather, recvcount -1 away from the root",
+        MPI_Gather(a.data(), 1, MPI_INT, b.data(), root ? 1 : -1, root ? MPI_INT : MPI_DATATYPE_NULL, 0, comm));
+    expect_error("MPI_Gatherv, no counts away from the root",
+                 MPI_Gatherv(a.data(), 1, MPI_INT, b.data(), root ? ones.data() : nullptr,
+                             root ? displs.data() : nullptr, MPI_INT, 0, comm));
+    expect_error("MPI_Scatterv, no counts away from the root",
+                 MPI_Scatterv(a.data(), root ? ones.data() : nullptr, root ? displs.data() : nullptr, MPI_INT, b.data(),
+                              1, MPI_INT, 0, comm));
+    expect_error("MPI_Scatter in place at the root, recvcount -1",
+                 MPI_Scatter(a.data(), 1, MPI_INT, root ? MPI_IN_PLACE : b.data(), root ? -1 : 1, MPI_INT, 0, comm));
+    fold(a[0]), fold(b[0]);
+}
+
 // Calls without a communicator: the layer raises their errors on
 // MPI_COMM_SELF, as MPI 4.0 says, and Open MPI on MPI_COMM_WORLD; both return.
 void requests(MPI_Comm comm) {
@@ -117,6 +139,7 @@ int main(int argc, char** argv) {
     point_to_point(comm, size);
     collectives(comm, size);
     requests(comm);
+    ignored_arguments(comm, rank_in_world, size);
     no_process(comm);
     // Nothing left over from the failed calls: the next message is this one.
     int got = -1, mine = 100 + rank_in_world;

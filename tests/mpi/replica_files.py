@@ -12,6 +12,7 @@ usage: replica_files.py RAMPART_RUN MPIEXEC LIBRARY PROGRAM -n N --replicas R [r
 import filecmp
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,11 +28,16 @@ def fail(why):
 
 
 def run(cmd, cwd):
-    try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=LIMIT,
-                           env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
-    except subprocess.TimeoutExpired:
-        fail(f"no end within {LIMIT} s: {' '.join(cmd)}")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # A session of its own: a timeout ends mpiexec and its ranks too.
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as p:
+        try:
+            out, err = p.communicate(timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            fail(f"no end within {LIMIT} s: {' '.join(cmd)}")
+    p = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     if p.returncode != 0:
         fail(f"exit {p.returncode}: {' '.join(cmd)}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     return p

@@ -52,9 +52,9 @@ int with_comm(MPI_Comm handle, const char* fn, F f) {
 int check_peer(const communicator* c, int peer, bool any_allowed, const char* fn);
 int check_tag(const communicator* c, int tag, bool any_allowed, const char* fn);
 int check_buffer(const communicator* c, int count, MPI_Datatype type, const char* fn);
-/// Checks of a collective's: the root, every count of a vector form; of
-/// any call: an array or pointer the program must give (`code` when it is
-/// null), a count of requests.
+/// The root of a collective, every count of a vector form, an array or
+/// pointer the program must give (`code` when it is null), a count of
+/// requests.
 int check_root(const communicator* c, int root, const char* fn);
 int check_counts(const communicator* c, const int* counts, MPI_Datatype type, const char* fn);
 int check_present(const communicator* c, const void* pointer, const char* what, int code, const char* fn);
@@ -63,6 +63,11 @@ int check_not_negative(const communicator* c, int count, const char* what, const
 /// Waits for an operation the program has no handle of, and copies its
 /// status out: the blocking calls.
 int wait_for(const std::shared_ptr<request>& r, MPI_Status* status);
+/// Blocking (no `handle`): wait_for; else hands the operation to the program.
+int wait_or_hand_out(std::shared_ptr<request> r, MPI_Status* status, MPI_Request* handle);
+/// A re-created replica replays its set-up: a probe there must find what
+/// its survivor's found, else the job ends.
+[[noreturn]] void probe_not_replayable(protocol& p);
 
 /// Waits for a request and copies its status out; releases a finished
 /// non-persistent request's handle.

@@ -38,9 +38,7 @@ std::shared_ptr<inbound> take(int source, int tag, communicator* c, bool wait, M
         p.progress_pending();
         return p.take_probed(source, tag, c, c->p2p(), status);
     }
-    if (p.replaying() && !(in = p.take_probed(source, tag, c, c->p2p(), status)))
-        p.abort_job(3, "the re-created replica of rank " + std::to_string(p.rank()) +
-                           " probes in its set-up for a message its survivor never received there");
+    if (p.replaying() && !(in = p.take_probed(source, tag, c, c->p2p(), status))) probe_not_replayable(p);
     p.wait_until([&] { return in || (in = p.take_probed(source, tag, c, c->p2p(), status)); });
     return in;
 }
@@ -78,11 +76,7 @@ int mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Sta
         r = protocol::get().receive_taken(m.in, buf, count, type, m.comm, m.comm->p2p());
     }
     *message = MPI_MESSAGE_NULL;
-    if (request) {
-        *request = to_handle(std::move(r));
-        return MPI_SUCCESS;
-    }
-    return wait_for(r, status);
+    return wait_or_hand_out(std::move(r), status, request);
 }
 
 }  // namespace rampart::replica::detail::entry

@@ -17,13 +17,6 @@ std::shared_ptr<request> start_recv(void* buf, int count, MPI_Datatype type, int
     return protocol::get().irecv(buf, count, type, source, tag, c, c->p2p());
 }
 
-// Blocking (no request): waits for it; else hands it to the program.
-int finish(std::shared_ptr<request> r, MPI_Status* status, MPI_Request* handle) {
-    if (!handle) return wait_for(r, status);
-    *handle = to_handle(std::move(r));
-    return MPI_SUCCESS;
-}
-
 // Buffered sends complete at once: the message leaves from a copy of the
 // data (in the program's datatype, so that only its values are compared).
 std::shared_ptr<request> start_buffered(const void* buf, int count, MPI_Datatype type, int dest, int tag,
@@ -34,13 +27,13 @@ std::shared_ptr<request> start_buffered(const void* buf, int count, MPI_Datatype
     return std::make_shared<keep_alive>(nullptr);
 }
 
-// A persistent request whose every start makes the next operation. The
-// program may free the communicator before it starts the request again.
-int persistent(std::function<std::shared_ptr<request>()> make, MPI_Request* handle) {
+// A persistent request on `c` whose every start makes the next operation.
+// The program may free the communicator before it starts the request again.
+int persistent(communicator* c, std::function<std::shared_ptr<request>()> make, MPI_Request* handle) {
     auto r = std::make_shared<persistent_request>();
     r->persistent = true;
     r->active = false;
-    r->make = std::move(make);
+    r->make = [make = std::move(make), use = std::make_shared<comm_use>(c)] { return make(); };
     *handle = to_handle(std::move(r));
     return MPI_SUCCESS;
 }
@@ -60,7 +53,7 @@ int nonblocking_send(const void* buf, int count, MPI_Datatype type, int dest, in
 
 int buffered_send(const void* buf, int count, MPI_Datatype type, int dest, int tag, communicator* c,
                   MPI_Request* request, const char*) {
-    return finish(start_buffered(buf, count, type, dest, tag, c), MPI_STATUS_IGNORE, request);
+    return wait_or_hand_out(start_buffered(buf, count, type, dest, tag, c), MPI_STATUS_IGNORE, request);
 }
 
 int recv(void* buf, int count, MPI_Datatype type, int source, int tag, communicator* c, MPI_Status* status,
@@ -79,7 +72,7 @@ int sendrecv(const send_args& send, const recv_args& recv, communicator* c, MPI_
     auto r = std::make_shared<sendrecv_request>();
     r->recv = start_recv(recv.buf, recv.count, recv.datatype, recv.source, recv.tag, c);
     r->send = start_send(send.buf, send.count, send.datatype, send.dest, send.tag, c, false);
-    return finish(std::move(r), status, request);
+    return wait_or_hand_out(std::move(r), status, request);
 }
 
 // The outgoing data leave from a copy, so the receive may land in buf.
@@ -91,12 +84,13 @@ int sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int send
     auto sent = protocol::get().isend(copy->base, count, type, dest, sendtag, c, c->p2p(), false);
     sent->op->owner = std::move(copy);  // the message may still leave from it after the request is freed
     r->send = std::move(sent);
-    return finish(std::move(r), status, request);
+    return wait_or_hand_out(std::move(r), status, request);
 }
 
 int persistent_send(const send_args& s, communicator* c, send_mode mode, MPI_Request* request, const char*) {
     return persistent(
-        [s, c, mode, use = std::make_shared<comm_use>(c)]() -> std::shared_ptr<detail::request> {
+        c,
+        [s, c, mode]() -> std::shared_ptr<detail::request> {
             if (mode == send_mode::buffered) return start_buffered(s.buf, s.count, s.datatype, s.dest, s.tag, c);
             return start_send(s.buf, s.count, s.datatype, s.dest, s.tag, c, mode == send_mode::synchronous);
         },
@@ -105,8 +99,8 @@ int persistent_send(const send_args& s, communicator* c, send_mode mode, MPI_Req
 
 int recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, communicator* c, MPI_Request* request,
               const char*) {
-    return persistent([=, use = std::make_shared<comm_use>(c)] { return start_recv(buf, count, type, source, tag, c); },
-                      request);
+    return persistent(
+        c, [=] { return start_recv(buf, count, type, source, tag, c); }, request);
 }
 
 int probe(int source, int tag, communicator* c, MPI_Status* status, const char*) {
@@ -115,9 +109,7 @@ int probe(int source, int tag, communicator* c, MPI_Status* status, const char*)
         empty_status(status, MPI_PROC_NULL);
         return MPI_SUCCESS;
     }
-    if (p.replaying() && !p.probe(source, tag, c, c->p2p(), status))
-        p.abort_job(3, "the re-created replica of rank " + std::to_string(p.rank()) +
-                           " probes in its set-up for a message its survivor never received there");
+    if (p.replaying() && !p.probe(source, tag, c, c->p2p(), status)) probe_not_replayable(p);
     p.wait_until([&] { return p.probe(source, tag, c, c->p2p(), status) != nullptr; });
     return MPI_SUCCESS;
 }

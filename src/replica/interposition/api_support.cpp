@@ -81,6 +81,17 @@ int wait_for(const std::shared_ptr<request>& r, MPI_Status* status) {
     return st.MPI_ERROR;
 }
 
+int wait_or_hand_out(std::shared_ptr<request> r, MPI_Status* status, MPI_Request* handle) {
+    if (!handle) return wait_for(r, status);
+    *handle = to_handle(std::move(r));
+    return MPI_SUCCESS;
+}
+
+void probe_not_replayable(protocol& p) {
+    p.abort_job(3, "the re-created replica of rank " + std::to_string(p.rank()) +
+                       " probes in its set-up for a message its survivor never received there");
+}
+
 int status_error(const request& r) { return r.status.MPI_ERROR; }
 
 int complete(MPI_Request* handle, MPI_Status* status) {

@@ -11,7 +11,7 @@
 
 namespace rampart::replica::detail::entry {
 
-/// One half of a send-receive: a buffer, its peer and tag.
+/// A send, or one half of a send-receive: a buffer, its peer and tag.
 struct send_args {
     const void* buf;
     int count;

@@ -41,7 +41,10 @@ class Call:
         if not m:
             raise DescriptionError(f"line {where}: not a prototype: {prototype}")
         self.name, self.where = m.group(1), where
-        self.params = [Param(p) for p in m.group(2).split(",")] if m.group(2).strip() else []
+        try:
+            self.params = [Param(p) for p in m.group(2).split(",")] if m.group(2).strip() else []
+        except DescriptionError as e:
+            raise DescriptionError(f"line {where}: {e}") from None
         self.target = None
         self.conditions = []  # (condition, [parameter names])
         self.inside = set()
@@ -61,22 +64,36 @@ def read(path):
             continue
         if not raw[0].isspace():
             calls.append(Call(line.strip(), number))
+            if any(c.name == calls[-1].name for c in calls[:-1]):
+                raise DescriptionError(f"line {number}: {calls[-1].name} is described twice")
             continue
         if not calls:
             raise DescriptionError(f"line {number}: an indented line before any prototype")
         call, text = calls[-1], line.strip()
         if text.startswith("->"):
+            if call.target:
+                raise DescriptionError(f"line {number}: {call.name} has a second '-> CALL'")
             call.target = text[2:].strip()
         elif text.startswith("inside:"):
             call.inside |= {call.param(n).name for n in text[len("inside:"):].split()}
         elif text.startswith("if ") and ":" in text:
             condition, names = text[3:].rsplit(":", 1)
+            if not names.split():
+                raise DescriptionError(f"line {number}: 'if' names no parameter")
+            if "root" in names.split():
+                raise DescriptionError(f"line {number}: the root is always checked (conditions may use it)")
             call.conditions.append((condition.strip(), [call.param(n).name for n in names.split()]))
         else:
             raise DescriptionError(f"line {number}: neither '-> CALL', 'if COND: P ...' nor 'inside: P ...'")
     for call in calls:
         if not call.target:
             raise DescriptionError(f"line {call.where}: {call.name} has no '-> CALL'")
+        conditional = {n for _, names in call.conditions for n in names}
+        if conditional & call.inside:
+            raise DescriptionError(f"line {call.where}: {call.name}: a parameter both under 'if' and 'inside'")
+        for i, p in enumerate(call.params):
+            if p.name in conditional | call.inside and not check_of(call, i, "c"):
+                raise DescriptionError(f"line {call.where}: {call.name}: '{p.name}' has no check to move")
     return calls
 
 
@@ -91,6 +108,9 @@ def check_of(call, index, comm):
     """The check of one parameter by its kind, or None."""
     p = call.params[index]
     receives = any(q.name == "source" for q in call.params)
+    sized = (p.type == "int" and p.name in ("root", "dest", "source")) or p.name.endswith("counts")
+    if sized and not any(q.type == "MPI_Comm" for q in call.params):
+        raise DescriptionError(f"line {call.where}: {call.name}: '{p.name}' needs a communicator to check it against")
     if p.type == "int" and p.name == "root":
         return f"rp::check_root({comm}, root, fn)"
     if p.type == "int" and p.name in ("dest", "source"):
@@ -145,6 +165,8 @@ def entry_point(call):
 
 
 def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.strip().splitlines()[-1])
     source, output = sys.argv[1], Path(sys.argv[2])
     try:
         calls = read(source)
