@@ -59,6 +59,8 @@ int check_root(const communicator* c, int root, const char* fn);
 int check_counts(const communicator* c, const int* counts, MPI_Datatype type, const char* fn);
 int check_present(const communicator* c, const void* pointer, const char* what, int code, const char* fn);
 int check_not_negative(const communicator* c, int count, const char* what, const char* fn);
+/// A communicator with a Cartesian topology.
+int check_cartesian(const communicator* c, const char* fn);
 
 /// Waits for an operation the program has no handle of, and copies its
 /// status out: the blocking calls.

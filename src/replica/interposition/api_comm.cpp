@@ -3,6 +3,7 @@
 
 #include "api.hpp"
 #include "collectives.hpp"
+#include "entry_points.hpp"
 #include "nodes.hpp"
 
 #include <algorithm>
@@ -75,46 +76,27 @@ communicator* duplicate(communicator& c) {
 
 }  // namespace rampart::replica::detail
 
-#define RAMPART_COMM(handle, fn)                          \
-    rp::started(fn);                                      \
-    int rc = MPI_SUCCESS;                                 \
-    rp::communicator* c = rp::find_comm(handle, fn, &rc); \
-    if (!c) return rc
+namespace rampart::replica::detail::entry {
 
-extern "C" {
-
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) { return MPI_Comm_dup_with_info(comm, MPI_INFO_NULL, newcomm); }
-
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info, MPI_Comm* newcomm) {
-    RAMPART_COMM(comm, "MPI_Comm_dup");
-    rp::communicator* made = rp::duplicate(*c);
-    if ((rc = rp::copy_attributes(*c, *made))) {
-        rp::delete_attributes(*made);
-        rp::communicators::get().free(made);
+// Done at the call (an id is agreed at once): a request is complete.
+int comm_dup(communicator* c, MPI_Comm* newcomm, MPI_Request* request, const char*) {
+    communicator* made = duplicate(*c);
+    if (int rc = copy_attributes(*c, *made)) {
+        delete_attributes(*made);
+        communicators::get().free(made);
         return rc;
     }
-    *newcomm = rp::communicators::get().handle(made);
+    *newcomm = communicators::get().handle(made);
+    if (request) *request = to_handle(std::make_shared<keep_alive>(nullptr));
     return MPI_SUCCESS;
 }
 
-// Done at the call (an id is agreed at once): the request is complete.
-int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
-    const int rc = MPI_Comm_dup_with_info(comm, info, newcomm);
-    if (rc == MPI_SUCCESS) *request = rp::to_handle(std::make_shared<rp::keep_alive>(nullptr));
-    return rc;
-}
-
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-    return MPI_Comm_idup_with_info(comm, MPI_INFO_NULL, newcomm, request);
-}
-
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-    RAMPART_COMM(comm, "MPI_Comm_split");
+int comm_split(communicator* c, int color, int key, MPI_Comm* newcomm, const char*) {
     const auto n = static_cast<std::size_t>(c->size());
     std::vector<int> all(2 * n), counts(n, 2), displs(n);
     for (std::size_t i = 0; i < n; ++i) displs[i] = static_cast<int>(2 * i);
     const int mine[2] = {color, key};
-    rp::run(rp::allgatherv(mine, 2, MPI_INT, all.data(), counts.data(), displs.data(), MPI_INT, c));
+    run(allgatherv(mine, 2, MPI_INT, all.data(), counts.data(), displs.data(), MPI_INT, c));
     const int id = agree_on_id(c);
     if (color == MPI_UNDEFINED) {
         *newcomm = MPI_COMM_NULL;
@@ -131,30 +113,61 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-    RAMPART_COMM(comm, "MPI_Comm_create");
-    rp::group* g = rp::to_group(group);
-    if (!g) return rp::program_error(c, MPI_ERR_GROUP, "MPI_Comm_create", "an invalid group");
+// The ranks whose first replica started on this rank's node: every replica
+// of a rank finds the same, wherever it runs.
+int comm_split_type(communicator* c, int split_type, int key, MPI_Info info, MPI_Comm* newcomm, const char* fn) {
+    int color = MPI_UNDEFINED;
+    if (split_type == MPI_COMM_TYPE_SHARED || split_type == OMPI_COMM_TYPE_HOST || split_type == OMPI_COMM_TYPE_BOARD)
+        color = node_of_rank(protocol::get().rank());
+    else if (split_type == OMPI_COMM_TYPE_CLUSTER)
+        color = 0;
+    else if (split_type == MPI_COMM_TYPE_HW_GUIDED && guided_to_node(info))
+        color = node_of_rank(protocol::get().rank());
+    else if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
+             split_type != MPI_COMM_TYPE_HW_UNGUIDED)
+        return program_error(c, MPI_ERR_ARG, fn,
+                             "split type " + std::to_string(split_type) +
+                                 ": under replication, communicators split by node or the whole cluster only");
+    return comm_split(c, color, key, newcomm, fn);
+}
+
+int comm_create(communicator* c, group* g, MPI_Comm* newcomm, const char*) {
     const int id = agree_on_id(c);
-    const bool member = std::find(g->ranks.begin(), g->ranks.end(), rp::protocol::get().rank()) != g->ranks.end();
+    const bool member = std::find(g->ranks.begin(), g->ranks.end(), protocol::get().rank()) != g->ranks.end();
     *newcomm = member ? make(id, g->ranks, c) : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_free(MPI_Comm* comm) {
-    RAMPART_COMM(*comm, "MPI_Comm_free");
-    if (c == rp::communicators::get().world() || c == rp::communicators::get().self())
-        return rp::program_error(c, MPI_ERR_COMM, "MPI_Comm_free", "MPI_COMM_WORLD or MPI_COMM_SELF");
-    if ((rc = rp::delete_attributes(*c))) return rc;
-    rp::communicators::get().free(c);
-    *comm = MPI_COMM_NULL;
+int comm_create_group(communicator* c, group* g, int tag, MPI_Comm* newcomm, const char* fn) {
+    int id = 0;
+    if (int rc = agree_in_group(*g, tag, fn, &id)) return rc;
+    *newcomm = make(id, g->ranks, c);
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
-    RAMPART_COMM(comm1, "MPI_Comm_compare");
-    rp::communicator* d = rp::find_comm(comm2, "MPI_Comm_compare", &rc);
-    if (!d) return rc;
+int comm_create_from_group(group* g, const char* stringtag, MPI_Errhandler errhandler, MPI_Comm* newcomm,
+                           const char* fn) {
+    int id = 0;
+    const auto tag = static_cast<int>(std::hash<std::string>{}(stringtag ? stringtag : ""));
+    if (int rc = agree_in_group(*g, tag, fn, &id)) return rc;
+    *newcomm = make(id, g->ranks, nullptr);
+    if (errhandler != MPI_ERRHANDLER_NULL) MPI_Comm_set_errhandler(*newcomm, errhandler);
+    return MPI_SUCCESS;
+}
+
+int comm_free(MPI_Comm* handle, const char* fn) {
+    int rc = MPI_SUCCESS;
+    communicator* c = find_comm(*handle, fn, &rc);
+    if (!c) return rc;
+    if (c == communicators::get().world() || c == communicators::get().self())
+        return program_error(c, MPI_ERR_COMM, fn, "MPI_COMM_WORLD or MPI_COMM_SELF");
+    if ((rc = delete_attributes(*c))) return rc;
+    communicators::get().free(c);
+    *handle = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int comm_compare(communicator* c, communicator* d, int* result, const char*) {
     auto a = c->ranks, b = d->ranks;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
@@ -162,71 +175,20 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
-    RAMPART_COMM(comm, "MPI_Comm_group");
-    *group = rp::group_handle(rp::new_group(c->ranks));
+int comm_group(communicator* c, MPI_Group* group, const char*) {
+    *group = group_handle(new_group(c->ranks));
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
-    RAMPART_COMM(comm, "MPI_Comm_create_group");
-    rp::group* g = rp::to_group(group);
-    if (!g) return rp::program_error(c, MPI_ERR_GROUP, "MPI_Comm_create_group", "an invalid group");
-    if ((rc = rp::check_tag(c, tag, false, "MPI_Comm_create_group"))) return rc;
-    int id = 0;
-    if ((rc = agree_in_group(*g, tag, "MPI_Comm_create_group", &id))) return rc;
-    *newcomm = make(id, g->ranks, c);
-    return MPI_SUCCESS;
-}
-
-int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info, MPI_Errhandler handler,
-                               MPI_Comm* newcomm) {
-    rp::started("MPI_Comm_create_from_group");
-    rp::group* g = rp::to_group(group);
-    if (!g) return rp::program_error(nullptr, MPI_ERR_GROUP, "MPI_Comm_create_from_group", "an invalid group");
-    int id = 0;
-    const auto tag = static_cast<int>(std::hash<std::string>{}(stringtag ? stringtag : ""));
-    if (int rc = agree_in_group(*g, tag, "MPI_Comm_create_from_group", &id)) return rc;
-    *newcomm = make(id, g->ranks, nullptr);
-    if (handler != MPI_ERRHANDLER_NULL) MPI_Comm_set_errhandler(*newcomm, handler);
-    return MPI_SUCCESS;
-}
-
-// The ranks whose first replica started on this rank's node: every replica
-// of a rank finds the same, wherever it runs.
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
-    RAMPART_COMM(comm, "MPI_Comm_split_type");
-    int color = MPI_UNDEFINED;
-    if (split_type == MPI_COMM_TYPE_SHARED || split_type == OMPI_COMM_TYPE_HOST || split_type == OMPI_COMM_TYPE_BOARD)
-        color = rp::node_of_rank(rp::protocol::get().rank());
-    else if (split_type == OMPI_COMM_TYPE_CLUSTER)
-        color = 0;
-    else if (split_type == MPI_COMM_TYPE_HW_GUIDED && guided_to_node(info))
-        color = rp::node_of_rank(rp::protocol::get().rank());
-    else if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
-             split_type != MPI_COMM_TYPE_HW_UNGUIDED)
-        return rp::program_error(c, MPI_ERR_ARG, "MPI_Comm_split_type",
-                                 "split type " + std::to_string(split_type) +
-                                     ": under replication, communicators split by node or the whole cluster only");
-    return MPI_Comm_split(comm, color, key, newcomm);
-}
-
-int MPI_Comm_get_parent(MPI_Comm* parent) {
-    rp::started("MPI_Comm_get_parent");
+int comm_get_parent(MPI_Comm* parent, const char*) {
     *parent = MPI_COMM_NULL;  // no process of a replicated job is spawned
     return MPI_SUCCESS;
 }
 
 // Hints: none changes what this layer does, and MPI_Comm_get_info gives
 // the hints in use, so none (as MPI does with hints it does not know).
-int MPI_Comm_set_info(MPI_Comm comm, MPI_Info) {
-    RAMPART_COMM(comm, "MPI_Comm_set_info");
-    return MPI_SUCCESS;
-}
+int comm_set_info(communicator*, MPI_Info, const char*) { return MPI_SUCCESS; }
 
-int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info) {
-    RAMPART_COMM(comm, "MPI_Comm_get_info");
-    return PMPI_Info_create(info);
-}
+int comm_get_info(communicator*, MPI_Info* info_used, const char*) { return PMPI_Info_create(info_used); }
 
-}  // extern "C"
+}  // namespace rampart::replica::detail::entry

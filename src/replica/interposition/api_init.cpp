@@ -2,6 +2,7 @@
 // itself.
 
 #include "api.hpp"
+#include "entry_points.hpp"
 
 #include <rampart/replica/replica.h>
 
@@ -72,62 +73,9 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
     return MPI_SUCCESS;
 }
 
-int MPI_Finalize(void) {
-    rp::protocol& p = rp::started("MPI_Finalize");
-    // MPI deletes MPI_COMM_SELF's attributes first: programs (mpi4py
-    // among them) hang their clean-up on it.
-    rp::delete_attributes(*rp::communicators::get().self());
-    p.finalize();
-    return MPI_SUCCESS;
-}
-
 int MPI_Finalized(int* flag) {
     *flag = rp::protocol::initialized() && rp::protocol::get().finalized();
     return MPI_SUCCESS;
-}
-
-int MPI_Abort(MPI_Comm, int errorcode) {
-    rp::protocol& p = rp::started("MPI_Abort");
-    p.abort_job(errorcode == 0 ? 1 : errorcode,
-                "MPI_Abort(" + std::to_string(errorcode) + ") called by rank " + std::to_string(p.rank()));
-}
-
-int MPI_Comm_rank(MPI_Comm comm, int* rank) {
-    return rp::with_comm(comm, "MPI_Comm_rank", [&](rp::communicator& c) {
-        *rank = c.my_rank;
-        return MPI_SUCCESS;
-    });
-}
-
-int MPI_Comm_size(MPI_Comm comm, int* size) {
-    return rp::with_comm(comm, "MPI_Comm_size", [&](rp::communicator& c) {
-        *size = c.size();
-        return MPI_SUCCESS;
-    });
-}
-
-int MPI_Comm_set_name(MPI_Comm comm, const char* name) {
-    return rp::with_comm(comm, "MPI_Comm_set_name", [&](rp::communicator& c) {
-        c.name = std::string(name).substr(0, MPI_MAX_OBJECT_NAME - 1);
-        return MPI_SUCCESS;
-    });
-}
-
-int MPI_Comm_get_name(MPI_Comm comm, char* name, int* length) {
-    rp::started("MPI_Comm_get_name");
-    int rc = MPI_SUCCESS;
-    rp::communicator* c = rp::find_comm(comm, "MPI_Comm_get_name", &rc);
-    if (!c) return rc;
-    std::strcpy(name, c->name.c_str());
-    *length = static_cast<int>(c->name.size());
-    return MPI_SUCCESS;
-}
-
-int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
-    rp::started("MPI_Comm_test_inter");
-    int rc = MPI_SUCCESS;
-    if (rp::find_comm(comm, "MPI_Comm_test_inter", &rc)) *flag = 0;
-    return rc;
 }
 
 // The calls of rampart/replica/replica.h.
@@ -144,3 +92,47 @@ void rampart_replica_protect(void* data, size_t bytes) { rp::started("rampart_re
 void rampart_replica_sync(void) { rp::started("rampart_replica_sync").sync(); }
 
 }  // extern "C"
+
+namespace rampart::replica::detail::entry {
+
+int finalize(const char*) {
+    // MPI deletes MPI_COMM_SELF's attributes first: programs (mpi4py
+    // among them) hang their clean-up on it.
+    delete_attributes(*communicators::get().self());
+    protocol::get().finalize();
+    return MPI_SUCCESS;
+}
+
+int abort(communicator*, int errorcode, const char*) {
+    protocol& p = protocol::get();
+    p.abort_job(errorcode == 0 ? 1 : errorcode,
+                "MPI_Abort(" + std::to_string(errorcode) + ") called by rank " + std::to_string(p.rank()));
+}
+
+int comm_rank(communicator* c, int* rank, const char*) {
+    *rank = c->my_rank;
+    return MPI_SUCCESS;
+}
+
+int comm_size(communicator* c, int* size, const char*) {
+    *size = c->size();
+    return MPI_SUCCESS;
+}
+
+int comm_set_name(communicator* c, const char* name, const char*) {
+    c->name = std::string(name).substr(0, MPI_MAX_OBJECT_NAME - 1);
+    return MPI_SUCCESS;
+}
+
+int comm_get_name(communicator* c, char* name, int* length, const char*) {
+    std::strcpy(name, c->name.c_str());
+    *length = static_cast<int>(c->name.size());
+    return MPI_SUCCESS;
+}
+
+int comm_test_inter(communicator*, int* flag, const char*) {
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+}  // namespace rampart::replica::detail::entry

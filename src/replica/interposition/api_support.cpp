@@ -74,6 +74,11 @@ int check_not_negative(const communicator* c, int count, const char* what, const
     return program_error(c, MPI_ERR_ARG, fn, std::string(what) + " " + std::to_string(count));
 }
 
+int check_cartesian(const communicator* c, const char* fn) {
+    if (!c->dims.empty()) return MPI_SUCCESS;
+    return program_error(c, MPI_ERR_TOPOLOGY, fn, "a communicator without a Cartesian topology");
+}
+
 int wait_for(const std::shared_ptr<request>& r, MPI_Status* status) {
     protocol::get().wait_until([&] { return r->done(); });
     const MPI_Status st = r->final_status();

@@ -103,4 +103,51 @@ int cancel(MPI_Request* request, const char* fn);
 int start(MPI_Request* request, const char* fn);
 int startall(int count, MPI_Request requests[], const char* fn);
 
+// Communicators (api_comm.cpp, api_init.cpp). A null `request`: MPI_Comm_dup.
+int comm_rank(communicator* c, int* rank, const char* fn);
+int comm_size(communicator* c, int* size, const char* fn);
+int comm_dup(communicator* c, MPI_Comm* newcomm, MPI_Request* request, const char* fn);
+int comm_split(communicator* c, int color, int key, MPI_Comm* newcomm, const char* fn);
+int comm_split_type(communicator* c, int split_type, int key, MPI_Info info, MPI_Comm* newcomm, const char* fn);
+int comm_create(communicator* c, group* g, MPI_Comm* newcomm, const char* fn);
+int comm_create_group(communicator* c, group* g, int tag, MPI_Comm* newcomm, const char* fn);
+int comm_create_from_group(group* g, const char* stringtag, MPI_Errhandler errhandler, MPI_Comm* newcomm,
+                           const char* fn);
+int comm_free(MPI_Comm* handle, const char* fn);
+int comm_compare(communicator* c, communicator* d, int* result, const char* fn);
+int comm_group(communicator* c, MPI_Group* group, const char* fn);
+int comm_get_parent(MPI_Comm* parent, const char* fn);
+int comm_set_info(communicator* c, MPI_Info info, const char* fn);
+int comm_get_info(communicator* c, MPI_Info* info_used, const char* fn);
+int comm_set_name(communicator* c, const char* name, const char* fn);
+int comm_get_name(communicator* c, char* name, int* length, const char* fn);
+int comm_test_inter(communicator* c, int* flag, const char* fn);
+int finalize(const char* fn);
+[[noreturn]] int abort(communicator* c, int errorcode, const char* fn);
+
+// Groups (api_groups.cpp).
+int group_size(group* g, int* size, const char* fn);
+int group_rank(group* g, int* rank, const char* fn);
+int group_incl(group* g, int n, const int ranks[], MPI_Group* newgroup, const char* fn);
+int group_excl(group* g, int n, const int ranks[], MPI_Group* newgroup, const char* fn);
+int group_range(group* g, int n, int ranges[][3], bool include, MPI_Group* newgroup, const char* fn);
+int group_translate_ranks(group* a, int n, const int ranks1[], group* b, int ranks2[], const char* fn);
+int group_union(group* a, group* b, MPI_Group* newgroup, const char* fn);
+int group_intersection(group* a, group* b, MPI_Group* newgroup, const char* fn);
+int group_difference(group* a, group* b, MPI_Group* newgroup, const char* fn);
+int group_compare(group* a, group* b, int* result, const char* fn);
+int group_free(MPI_Group* handle, const char* fn);
+
+// Cartesian topologies (api_topology.cpp).
+int cart_create(communicator* c, int ndims, const int dims[], const int periods[], MPI_Comm* newcomm,
+                const char* fn);
+int cart_map(communicator* c, int ndims, const int dims[], int* newrank, const char* fn);
+int cartdim_get(communicator* c, int* ndims, const char* fn);
+int cart_get(communicator* c, int maxdims, int dims[], int periods[], int coords[], const char* fn);
+int cart_coords(communicator* c, int rank, int maxdims, int coords[], const char* fn);
+int cart_rank(communicator* c, const int coords[], int* rank, const char* fn);
+int cart_shift(communicator* c, int direction, int disp, int* source, int* dest, const char* fn);
+int cart_sub(communicator* c, const int remain_dims[], MPI_Comm* newcomm, const char* fn);
+int topo_test(communicator* c, int* status, const char* fn);
+
 }  // namespace rampart::replica::detail::entry

@@ -12,13 +12,22 @@ import sys
 from pathlib import Path
 
 CALL_NAME = re.compile(r"^(MPIX?_\w+)\((.*)\)$")
-PARAM = re.compile(r"^(.*?)(\w+)(\[\])?$")
+PARAM = re.compile(r"^(.*?)(\w+)((?:\[\d*\])*)$")
 # Pointers the call writes through, and the error class of a null one (a
 # request's is MPI_ERR_REQUEST, as Open MPI gives).
 POINTERS = {("request", "MPI_Request*"): "MPI_ERR_REQUEST", ("array_of_requests", "MPI_Request*"): "MPI_ERR_REQUEST",
             ("flag", "int*"): "MPI_ERR_ARG", ("message", "MPI_Message*"): "MPI_ERR_ARG",
             ("index", "int*"): "MPI_ERR_ARG", ("outcount", "int*"): "MPI_ERR_ARG",
             ("array_of_indices", "int*"): "MPI_ERR_ARG"}
+# Results the call writes: not a null pointer (MPI_ERR_ARG).
+for name, type_ in [("newcomm", "MPI_Comm*"), ("newgroup", "MPI_Group*"), ("group", "MPI_Group*"),
+                    ("result", "int*"), ("size", "int*"), ("rank", "int*"), ("ndims", "int*"), ("newrank", "int*"),
+                    ("errhandler", "MPI_Errhandler*"), ("keyval", "int*"), ("position", "int*"), ("info", "MPI_Info*"),
+                    ("parent", "MPI_Comm*"), ("resultlen", "int*"), ("status", "int*"),
+                    ("info_used", "MPI_Info*"), ("rank_source", "int*"), ("rank_dest", "int*")]:
+    POINTERS[(name, type_)] = "MPI_ERR_ARG"
+POINTERS[("comm", "MPI_Comm*")] = "MPI_ERR_COMM"
+POINTERS[("group", "MPI_Group*")] = "MPI_ERR_ARG"
 
 
 class DescriptionError(Exception):
@@ -30,7 +39,9 @@ class Param:
         m = PARAM.match(text.strip())
         if not m:
             raise DescriptionError(f"cannot read the parameter '{text}'")
-        self.type = (m.group(1) + ("*" if m.group(3) else "")).replace(" ", "").replace("const", "const ")
+        dims = re.findall(r"\[\d*\]", m.group(3))  # int ranges[][3]: a pointer to int[3]
+        base = m.group(1).replace(" ", "").replace("const", "const ")
+        self.type = base + ("*" if len(dims) == 1 else f"(*){''.join(dims[1:])}" if dims else "")
         self.name = m.group(2)
         self.text = text.strip()
 
@@ -48,6 +59,7 @@ class Call:
         self.target = None
         self.conditions = []  # (condition, [parameter names])
         self.inside = set()
+        self.cartesian = False
 
     def param(self, name):
         for p in self.params:
@@ -74,6 +86,8 @@ def read(path):
             if call.target:
                 raise DescriptionError(f"line {number}: {call.name} has a second '-> CALL'")
             call.target = text[2:].strip()
+        elif text == "cartesian":
+            call.cartesian = True
         elif text.startswith("inside:"):
             call.inside |= {call.param(n).name for n in text[len("inside:"):].split()}
         elif text.startswith("if ") and ":" in text:
@@ -84,7 +98,7 @@ def read(path):
                 raise DescriptionError(f"line {number}: the root is always checked (conditions may use it)")
             call.conditions.append((condition.strip(), [call.param(n).name for n in names.split()]))
         else:
-            raise DescriptionError(f"line {number}: neither '-> CALL', 'if COND: P ...' nor 'inside: P ...'")
+            raise DescriptionError(f"line {number}: neither '-> CALL', 'if COND: P ...', 'inside: P ...' nor 'cartesian'")
     for call in calls:
         if not call.target:
             raise DescriptionError(f"line {call.where}: {call.name} has no '-> CALL'")
@@ -108,7 +122,9 @@ def check_of(call, index, comm):
     """The check of one parameter by its kind, or None."""
     p = call.params[index]
     receives = any(q.name == "source" for q in call.params)
-    sized = (p.type == "int" and p.name in ("root", "dest", "source")) or p.name.endswith("counts")
+    sized = (p.type == "int" and p.name in ("root", "dest", "source", "rank")) or p.name.endswith("counts")
+    if p.type in ("MPI_Comm", "MPI_Group"):
+        return None
     if sized and not any(q.type == "MPI_Comm" for q in call.params):
         raise DescriptionError(f"line {call.where}: {call.name}: '{p.name}' needs a communicator to check it against")
     if p.type == "int" and p.name == "root":
@@ -119,6 +135,10 @@ def check_of(call, index, comm):
         any_allowed = p.name == "recvtag" or (p.name == "tag" and receives)
         return f"rp::check_tag({comm}, {p.name}, {str(any_allowed).lower()}, fn)"
     datatype = datatype_after(call, index)
+    if p.type == "int" and p.name in ("n", "ndims", "maxdims"):
+        return f'rp::check_not_negative({comm}, {p.name}, "{p.name}", fn)'
+    if p.type == "int" and p.name == "rank":
+        return f"rp::check_peer({comm}, rank, false, fn)"
     if p.type == "int" and p.name.endswith("count"):
         if datatype:
             return f"rp::check_buffer({comm}, {p.name}, {datatype}, fn)"
@@ -134,17 +154,33 @@ def check_of(call, index, comm):
     return None
 
 
+def handles(call):
+    """The communicators and groups the call names, found before any check:
+    (parameter, the layer's type, the lookup, the error of an invalid one)."""
+    found = []
+    for p in call.params:
+        if p.type == "MPI_Comm":
+            found.append((p, "rp::communicator*", f"rp::find_comm({p.name}_handle, fn, &rc)", None))
+        elif p.type == "MPI_Group":
+            found.append((p, "rp::group*", f"rp::to_group({p.name}_handle)", "MPI_ERR_GROUP"))
+    return found
+
+
 def entry_point(call):
-    comms = [p for p in call.params if p.type == "MPI_Comm"]
-    if len(comms) > 1:
-        raise DescriptionError(f"line {call.where}: {call.name} has more than one communicator")
-    comm = comms[0].name if comms else "self"
-    signature = ", ".join(p.text + ("_handle" if p in comms else "") for p in call.params)
+    found = handles(call)
+    comms = [p for p, *_ in found if p.type == "MPI_Comm"]
+    comm = comms[0].name if comms else "self"  # where errors are raised
     body = [f'    constexpr const char* fn = "{call.name}";', "    rp::started(fn);", "    int rc = MPI_SUCCESS;"]
-    if comms:
-        body += [f"    rp::communicator* {comm} = rp::find_comm({comm}_handle, fn, &rc);", f"    if (!{comm}) return rc;"]
-    elif any(check_of(call, i, comm) for i in range(len(call.params))):
+    if not comms and (found or any(check_of(call, i, comm) for i in range(len(call.params)))):
         body.append("    const rp::communicator* self = rp::communicators::get().find(MPI_COMM_SELF);")
+    for p, kind, lookup, error in found:
+        body.append(f"    {kind} {p.name} = {lookup};")
+        if error:
+            body.append(f'    if (!{p.name}) return rp::program_error({comm}, {error}, fn, "an invalid {p.name}");')
+        else:
+            body.append(f"    if (!{p.name}) return rc;")
+    if call.cartesian:
+        body.append(f"    if ((rc = rp::check_cartesian({comm}, fn))) return rc;")
     conditional = {n for _, names in call.conditions for n in names}
     for i, p in enumerate(call.params):
         check = check_of(call, i, comm)
@@ -161,7 +197,23 @@ def entry_point(call):
     if not target.endswith(")"):
         raise DescriptionError(f"line {call.where}: {call.name}: the call '{target}' does not end with ')'")
     body.append(f"    return entry::{target[:-1]}{', ' if not target.endswith('()') else ''}fn);")
-    return [f"int {call.name}({signature}) {{"] + body + ["}", ""]
+    text = "\n".join(body[3:])
+    if not re.search(r"\brc\b", text):
+        body.remove("    int rc = MPI_SUCCESS;")
+    return [f"int {call.name}({signature(call, found, text)}) {{"] + body + ["}", ""]
+
+
+def signature(call, found, body):
+    """The C parameters; a handle is renamed (its name is the layer's object),
+    and one the body never uses is left unnamed."""
+    out = []
+    for p in call.params:
+        name = p.name + "_handle" if any(p is q for q, *_ in found) else p.name
+        text = p.text if name == p.name else p.text[: p.text.rindex(p.name)] + name + p.text[p.text.rindex(p.name) + len(p.name):]
+        if not re.search(rf"\b{name}\b", body):
+            text = text.replace(name, f"/*{name}*/", 1) if text.count(name) == 1 else text
+        out.append(text)
+    return ", ".join(out)
 
 
 def main():
