@@ -73,6 +73,20 @@ void collectives(MPI_Comm comm, int size) {
     expect_error("MPI_Ibcast root size", MPI_Ibcast(a.data(), 1, MPI_INT, size, comm, &r));
 }
 
+// Communicators, groups, topologies and attributes.
+void communicators(MPI_Comm comm, int size) {
+    int source = 0, dest = 0, dims[1] = {size}, periods[1] = {0}, value = 0, flag = 0;
+    MPI_Comm cart = MPI_COMM_NULL;
+    MPI_Group world = MPI_GROUP_NULL, picked = MPI_GROUP_NULL;
+    expect_error("MPI_Cart_shift without a topology", MPI_Cart_shift(comm, 0, 1, &source, &dest));
+    expect_error("MPI_Cart_create ndims -1", MPI_Cart_create(comm, -1, dims, periods, 0, &cart));
+    MPI_Comm_group(comm, &world);
+    const int beyond[1] = {size};
+    expect_error("MPI_Group_incl of rank size", MPI_Group_incl(world, 1, beyond, &picked));
+    expect_error("MPI_Comm_get_attr of an invalid key", MPI_Comm_get_attr(comm, MPI_KEYVAL_INVALID, &value, &flag));
+    MPI_Group_free(&world);
+}
+
 // Arguments MPI ignores: success, whatever they hold.
 void ignored_arguments(MPI_Comm comm, int rank, int size) {
     const auto n = static_cast<std::size_t>(size);
@@ -139,6 +153,7 @@ int main(int argc, char** argv) {
     point_to_point(comm, size);
     collectives(comm, size);
     requests(comm);
+    communicators(comm, size);
     ignored_arguments(comm, rank_in_world, size);
     no_process(comm);
     // Nothing left over from the failed calls: the next message is this one.

@@ -39,16 +39,8 @@ communicator* duplicate(communicator& c);
 /// The communicator behind a handle, or nullptr after reporting the error.
 communicator* find_comm(MPI_Comm c, const char* fn, int* rc);
 
-/// f(communicator&) for a valid handle, after MPI_Init; the error otherwise.
-template <class F>
-int with_comm(MPI_Comm handle, const char* fn, F f) {
-    started(fn);
-    int rc = MPI_SUCCESS;
-    communicator* c = find_comm(handle, fn, &rc);
-    return c ? f(*c) : rc;
-}
-
-/// Checks of a point-to-point call's arguments: MPI_SUCCESS or the error.
+/// The checks of arguments by kind (generate_entry_points.py): MPI_SUCCESS,
+/// or the error as program_error reports it.
 int check_peer(const communicator* c, int peer, bool any_allowed, const char* fn);
 int check_tag(const communicator* c, int tag, bool any_allowed, const char* fn);
 int check_buffer(const communicator* c, int count, MPI_Datatype type, const char* fn);

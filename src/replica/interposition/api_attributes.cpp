@@ -4,6 +4,7 @@
 // MPI_Finalize, for MPI_COMM_SELF) runs the delete callbacks.
 
 #include "api.hpp"
+#include "entry_points.hpp"
 
 #include <algorithm>
 #include <unordered_map>
@@ -89,11 +90,10 @@ int delete_attributes(communicator& c) {
 
 }  // namespace rampart::replica::detail
 
-extern "C" {
+namespace rampart::replica::detail::entry {
 
-int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* remove, int* keyval,
-                           void* extra_state) {
-    rp::started("MPI_Comm_create_keyval");
+int create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* remove, int* keyval,
+                  void* extra_state, const char*) {
     // MPI's own key, so that the number is unique; MPI never sees its attributes.
     if (int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, keyval, nullptr)) return rc;
     keys()[*keyval] = key{copy, remove, extra_state};
@@ -101,54 +101,36 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_at
 }
 
 // The key stays known to the attributes that still use it.
-int MPI_Comm_free_keyval(int* keyval) {
-    rp::started("MPI_Comm_free_keyval");
-    if (!keys().count(*keyval)) return MPI_ERR_KEYVAL;
+int free_keyval(int* keyval, const char* fn) {
+    if (!keys().count(*keyval)) return program_error(communicators::get().self(), MPI_ERR_KEYVAL, fn, "an invalid key");
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* value) {
-    return rp::with_comm(comm, "MPI_Comm_set_attr", [&](rp::communicator& c) {
-        if (int rc = check_key(c, keyval, "MPI_Comm_set_attr")) return rc;
-        if (find_attribute(c, keyval) != c.attributes.end())
-            if (int rc = delete_one(c, keyval)) return rc;
-        c.attributes.emplace_back(keyval, value);
-        return MPI_SUCCESS;
-    });
+int set_attr(communicator* c, int keyval, void* value, const char* fn) {
+    if (int rc = check_key(*c, keyval, fn)) return rc;
+    if (find_attribute(*c, keyval) != c->attributes.end())
+        if (int rc = delete_one(*c, keyval)) return rc;
+    c->attributes.emplace_back(keyval, value);
+    return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* value, int* flag) {
-    return rp::with_comm(comm, "MPI_Comm_get_attr", [&](rp::communicator& c) {
-        *flag = 0;
-        if (predefined_attribute(keyval, value, flag)) return MPI_SUCCESS;
-        if (int rc = check_key(c, keyval, "MPI_Comm_get_attr")) return rc;
-        if (auto it = find_attribute(c, keyval); it != c.attributes.end()) {
-            *static_cast<void**>(value) = it->second;
-            *flag = 1;
-        }
-        return MPI_SUCCESS;
-    });
+int get_attr(communicator* c, int keyval, void* value, int* flag, const char* fn) {
+    *flag = 0;
+    if (predefined_attribute(keyval, value, flag)) return MPI_SUCCESS;
+    if (int rc = check_key(*c, keyval, fn)) return rc;
+    if (auto it = find_attribute(*c, keyval); it != c->attributes.end()) {
+        *static_cast<void**>(value) = it->second;
+        *flag = 1;
+    }
+    return MPI_SUCCESS;
 }
 
-int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
-    return rp::with_comm(comm, "MPI_Comm_delete_attr", [&](rp::communicator& c) {
-        if (int rc = check_key(c, keyval, "MPI_Comm_delete_attr")) return rc;
-        if (find_attribute(c, keyval) == c.attributes.end())
-            return rp::program_error(&c, MPI_ERR_ARG, "MPI_Comm_delete_attr", "no attribute with that key");
-        return delete_one(c, keyval);
-    });
+int delete_attr(communicator* c, int keyval, const char* fn) {
+    if (int rc = check_key(*c, keyval, fn)) return rc;
+    if (find_attribute(*c, keyval) == c->attributes.end())
+        return program_error(c, MPI_ERR_ARG, fn, "no attribute with that key");
+    return delete_one(*c, keyval);
 }
 
-// MPI-1's names of the same calls.
-int MPI_Keyval_create(MPI_Copy_function* copy, MPI_Delete_function* remove, int* keyval, void* extra_state) {
-    return MPI_Comm_create_keyval(copy, remove, keyval, extra_state);
-}
-int MPI_Keyval_free(int* keyval) { return MPI_Comm_free_keyval(keyval); }
-int MPI_Attr_put(MPI_Comm comm, int keyval, void* value) { return MPI_Comm_set_attr(comm, keyval, value); }
-int MPI_Attr_get(MPI_Comm comm, int keyval, void* value, int* flag) {
-    return MPI_Comm_get_attr(comm, keyval, value, flag);
-}
-int MPI_Attr_delete(MPI_Comm comm, int keyval) { return MPI_Comm_delete_attr(comm, keyval); }
-
-}  // extern "C"
+}  // namespace rampart::replica::detail::entry

@@ -3,6 +3,7 @@
 // layer calls itself with the program's communicator handle.
 
 #include "api.hpp"
+#include "entry_points.hpp"
 
 #include <unordered_map>
 
@@ -15,7 +16,9 @@ std::unordered_map<MPI_Errhandler, MPI_Comm_errhandler_function*>& user_handlers
     return *all;
 }
 
-bool predefined(MPI_Errhandler h) { return h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT; }
+bool predefined(MPI_Errhandler h) {
+    return h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT;
+}
 
 std::string error_text(int code) {
     char text[MPI_MAX_ERROR_STRING];
@@ -38,46 +41,40 @@ bool call_user_errhandler(const communicator& c, int code) {
 
 }  // namespace rampart::replica::detail
 
-extern "C" {
+namespace rampart::replica::detail::entry {
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler* handler) {
-    rp::started("MPI_Comm_create_errhandler");
+int create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler, const char*) {
     // MPI's own handle, so that the handle is unique and MPI_Errhandler_c2f knows it.
-    if (int rc = PMPI_Comm_create_errhandler(fn, handler)) return rc;
-    user_handlers()[*handler] = fn;
+    if (int rc = PMPI_Comm_create_errhandler(function, errhandler)) return rc;
+    user_handlers()[*errhandler] = function;
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler handler) {
-    return rp::with_comm(comm, "MPI_Comm_set_errhandler", [&](rp::communicator& c) {
-        if (!predefined(handler) && !user_handlers().count(handler))
-            return rp::program_error(&c, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "an invalid error handler");
-        c.errhandler = handler;
-        return MPI_SUCCESS;
-    });
+int set_errhandler(communicator* c, MPI_Errhandler errhandler, const char* fn) {
+    if (!predefined(errhandler) && !user_handlers().count(errhandler))
+        return program_error(c, MPI_ERR_ARG, fn, "an invalid error handler");
+    c->errhandler = errhandler;
+    return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* handler) {
-    return rp::with_comm(comm, "MPI_Comm_get_errhandler", [&](rp::communicator& c) {
-        *handler = c.errhandler;
-        return MPI_SUCCESS;
-    });
+int get_errhandler(communicator* c, MPI_Errhandler* errhandler, const char*) {
+    *errhandler = c->errhandler;
+    return MPI_SUCCESS;
 }
 
 // The handlers stay (a communicator may still use one): only the handle ends.
-int MPI_Errhandler_free(MPI_Errhandler* handler) {
-    if (*handler == MPI_ERRHANDLER_NULL) return MPI_ERR_ARG;
-    *handler = MPI_ERRHANDLER_NULL;
+int free_errhandler(MPI_Errhandler* errhandler, const char* fn) {
+    if (*errhandler == MPI_ERRHANDLER_NULL)
+        return program_error(communicators::get().self(), MPI_ERR_ARG, fn, "MPI_ERRHANDLER_NULL");
+    *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
-    return rp::with_comm(comm, "MPI_Comm_call_errhandler", [&](rp::communicator& c) {
-        if (c.errhandler == MPI_ERRORS_RETURN || rp::call_user_errhandler(c, errorcode)) return MPI_SUCCESS;
-        rp::protocol& p = rp::protocol::get();
-        p.abort_job(6, "MPI_Comm_call_errhandler on rank " + std::to_string(p.rank()) +
-                           " with a fatal error handler: " + error_text(errorcode));
-    });
+int call_errhandler(communicator* c, int errorcode, const char*) {
+    if (c->errhandler == MPI_ERRORS_RETURN || call_user_errhandler(*c, errorcode)) return MPI_SUCCESS;
+    protocol& p = protocol::get();
+    p.abort_job(6, "MPI_Comm_call_errhandler on rank " + std::to_string(p.rank()) +
+                       " with a fatal error handler: " + error_text(errorcode));
 }
 
-}  // extern "C"
+}  // namespace rampart::replica::detail::entry

@@ -67,7 +67,8 @@ int group_range(group* g, int n, int ranges[][3], bool include, MPI_Group* newgr
     std::vector<int> picked;
     if (int rc = expand(*g, n, ranges, &picked, fn)) return rc;
     const int count = static_cast<int>(picked.size());
-    return include ? group_incl(g, count, picked.data(), newgroup, fn) : group_excl(g, count, picked.data(), newgroup, fn);
+    return include ? group_incl(g, count, picked.data(), newgroup, fn)
+                   : group_excl(g, count, picked.data(), newgroup, fn);
 }
 
 int group_translate_ranks(group* a, int n, const int ranks1[], group* b, int ranks2[], const char* fn) {

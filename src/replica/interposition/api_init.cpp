@@ -42,8 +42,10 @@ __attribute__((constructor)) void refuse_fortran_programs() {
     const char* reports = std::getenv("RAMPART_REPORT");
     const std::string said = reports ? std::string(reports) + ".refused" : std::string();
     if (!process || std::strcmp(process, "0") == 0) {
-        std::fprintf(stderr, "rampart-replica: %s is not supported under process replication (rampart-run "
-                             "--replicas); see docs/replica.md for what is\n", fortran_refusal);
+        std::fprintf(stderr,
+                     "rampart-replica: %s is not supported under process replication (rampart-run "
+                     "--replicas); see docs/replica.md for what is\n",
+                     fortran_refusal);
         std::fflush(nullptr);
         if (!said.empty()) ::close(::open(said.c_str(), O_CREAT | O_WRONLY, 0644));
         std::_Exit(7);

@@ -37,12 +37,12 @@ int rank_at(const communicator& c, std::vector<int> coords) {
 
 }  // namespace
 
-int cart_create(communicator* c, int ndims, const int dims[], const int periods[], MPI_Comm* newcomm,
-                const char* fn) {
+int cart_create(communicator* c, int ndims, const int dims[], const int periods[], MPI_Comm* newcomm, const char* fn) {
     const int cells = std::accumulate(dims, dims + ndims, 1, std::multiplies<>());
     if (cells > c->size() || cells < 0)
-        return program_error(c, MPI_ERR_DIMS, fn,
-                             "a grid of " + std::to_string(cells) + " in a communicator of " + std::to_string(c->size()));
+        return program_error(
+            c, MPI_ERR_DIMS, fn,
+            "a grid of " + std::to_string(cells) + " in a communicator of " + std::to_string(c->size()));
     std::vector<int> ranks(c->ranks.begin(), c->ranks.begin() + cells);
     communicator* made = duplicate(*c);  // agrees on an id over the whole communicator
     if (c->my_rank >= cells) {
@@ -61,8 +61,9 @@ int cart_create(communicator* c, int ndims, const int dims[], const int periods[
 int cart_map(communicator* c, int ndims, const int dims[], int* newrank, const char* fn) {
     const int cells = std::accumulate(dims, dims + ndims, 1, std::multiplies<>());
     if (cells < 0 || cells > c->size())
-        return program_error(c, MPI_ERR_DIMS, fn,
-                             "a grid of " + std::to_string(cells) + " in a communicator of " + std::to_string(c->size()));
+        return program_error(
+            c, MPI_ERR_DIMS, fn,
+            "a grid of " + std::to_string(cells) + " in a communicator of " + std::to_string(c->size()));
     *newrank = c->my_rank < cells ? c->my_rank : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }

@@ -139,8 +139,7 @@ int group_compare(group* a, group* b, int* result, const char* fn);
 int group_free(MPI_Group* handle, const char* fn);
 
 // Cartesian topologies (api_topology.cpp).
-int cart_create(communicator* c, int ndims, const int dims[], const int periods[], MPI_Comm* newcomm,
-                const char* fn);
+int cart_create(communicator* c, int ndims, const int dims[], const int periods[], MPI_Comm* newcomm, const char* fn);
 int cart_map(communicator* c, int ndims, const int dims[], int* newrank, const char* fn);
 int cartdim_get(communicator* c, int* ndims, const char* fn);
 int cart_get(communicator* c, int maxdims, int dims[], int periods[], int coords[], const char* fn);
@@ -149,5 +148,25 @@ int cart_rank(communicator* c, const int coords[], int* rank, const char* fn);
 int cart_shift(communicator* c, int direction, int disp, int* source, int* dest, const char* fn);
 int cart_sub(communicator* c, const int remain_dims[], MPI_Comm* newcomm, const char* fn);
 int topo_test(communicator* c, int* status, const char* fn);
+
+// Attributes (api_attributes.cpp).
+int create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* remove, int* keyval,
+                  void* extra_state, const char* fn);
+int free_keyval(int* keyval, const char* fn);
+int set_attr(communicator* c, int keyval, void* value, const char* fn);
+int get_attr(communicator* c, int keyval, void* value, int* flag, const char* fn);
+int delete_attr(communicator* c, int keyval, const char* fn);
+
+// Error handlers (api_errhandlers.cpp).
+int create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler, const char* fn);
+int set_errhandler(communicator* c, MPI_Errhandler errhandler, const char* fn);
+int get_errhandler(communicator* c, MPI_Errhandler* errhandler, const char* fn);
+int free_errhandler(MPI_Errhandler* errhandler, const char* fn);
+int call_errhandler(communicator* c, int errorcode, const char* fn);
+
+// Packing (api_packing.cpp), in MPI's representation for MPI_COMM_WORLD.
+int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int outsize, int* position, const char* fn);
+int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type, const char* fn);
+int pack_size(int incount, MPI_Datatype type, int* size, const char* fn);
 
 }  // namespace rampart::replica::detail::entry

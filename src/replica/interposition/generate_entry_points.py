@@ -24,7 +24,8 @@ for name, type_ in [("newcomm", "MPI_Comm*"), ("newgroup", "MPI_Group*"), ("grou
                     ("result", "int*"), ("size", "int*"), ("rank", "int*"), ("ndims", "int*"), ("newrank", "int*"),
                     ("errhandler", "MPI_Errhandler*"), ("keyval", "int*"), ("position", "int*"), ("info", "MPI_Info*"),
                     ("parent", "MPI_Comm*"), ("resultlen", "int*"), ("status", "int*"),
-                    ("info_used", "MPI_Info*"), ("rank_source", "int*"), ("rank_dest", "int*")]:
+                    ("info_used", "MPI_Info*"), ("rank_source", "int*"), ("rank_dest", "int*"),
+                    ("comm_keyval", "int*"), ("flag", "int*")]:
     POINTERS[(name, type_)] = "MPI_ERR_ARG"
 POINTERS[("comm", "MPI_Comm*")] = "MPI_ERR_COMM"
 POINTERS[("group", "MPI_Group*")] = "MPI_ERR_ARG"
