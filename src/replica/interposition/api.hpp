@@ -48,6 +48,7 @@ int check_buffer(const communicator* c, int count, MPI_Datatype type, const char
 /// pointer the program must give (`code` when it is null), a count of
 /// requests.
 int check_root(const communicator* c, int root, const char* fn);
+int check_rank(const communicator* c, int rank, const char* fn);
 int check_counts(const communicator* c, const int* counts, MPI_Datatype type, const char* fn);
 int check_present(const communicator* c, const void* pointer, const char* what, int code, const char* fn);
 int check_not_negative(const communicator* c, int count, const char* what, const char* fn);

@@ -29,7 +29,7 @@ int agree_on_id(rp::communicator* parent) {
 // (MPI_Comm_create_group, MPI_Comm_create_from_group): the id is agreed on
 // a context kept for this, with tags from the program's tag, so that
 // creations of other tags in flight together stay apart.
-int agree_in_group(const rp::group& g, int tag, const char* fn, int* id) {
+int agree_in_group(const rp::group& g, int tag, const rp::communicator* errors, const char* fn, int* id) {
     // On the heap, deleted by its last use: a received message of the
     // agreement may outlive this call (with three replicas or more, until
     // the siblings have voted on it).
@@ -40,7 +40,7 @@ int agree_in_group(const rp::group& g, int tag, const char* fn, int* id) {
     members->ranks = g.ranks;
     members->my_rank = members->rank_of(rp::protocol::get().rank());
     if (members->my_rank < 0)
-        return rp::program_error(nullptr, MPI_ERR_GROUP, fn, "called by a rank that is not in the group");
+        return rp::program_error(errors, MPI_ERR_GROUP, fn, "called by a rank that is not in the group");
     members->collectives = tag & rp::max_app_tag;
     *id = agree_on_id(members);
     return MPI_SUCCESS;
@@ -140,7 +140,7 @@ int comm_create(communicator* c, group* g, MPI_Comm* newcomm, const char*) {
 
 int comm_create_group(communicator* c, group* g, int tag, MPI_Comm* newcomm, const char* fn) {
     int id = 0;
-    if (int rc = agree_in_group(*g, tag, fn, &id)) return rc;
+    if (int rc = agree_in_group(*g, tag, c, fn, &id)) return rc;
     *newcomm = make(id, g->ranks, c);
     return MPI_SUCCESS;
 }
@@ -149,7 +149,7 @@ int comm_create_from_group(group* g, const char* stringtag, MPI_Errhandler errha
                            const char* fn) {
     int id = 0;
     const auto tag = static_cast<int>(std::hash<std::string>{}(stringtag ? stringtag : ""));
-    if (int rc = agree_in_group(*g, tag, fn, &id)) return rc;
+    if (int rc = agree_in_group(*g, tag, communicators::get().self(), fn, &id)) return rc;
     *newcomm = make(id, g->ranks, nullptr);
     if (errhandler != MPI_ERRHANDLER_NULL) MPI_Comm_set_errhandler(*newcomm, errhandler);
     return MPI_SUCCESS;

@@ -7,8 +7,6 @@
 
 #include <unordered_map>
 
-namespace rp = rampart::replica::detail;
-
 namespace {
 
 std::unordered_map<MPI_Errhandler, MPI_Comm_errhandler_function*>& user_handlers() {

@@ -93,6 +93,14 @@ void rampart_replica_protect(void* data, size_t bytes) { rp::started("rampart_re
 
 void rampart_replica_sync(void) { rp::started("rampart_replica_sync").sync(); }
 
+// The whole job ends, whatever the communicator (the layer knows no other
+// way to end a part of it): written by hand, since no argument is checked.
+int MPI_Abort(MPI_Comm, int errorcode) {
+    rp::protocol& p = rp::started("MPI_Abort");
+    p.abort_job(errorcode == 0 ? 1 : errorcode,
+                "MPI_Abort(" + std::to_string(errorcode) + ") called by rank " + std::to_string(p.rank()));
+}
+
 }  // extern "C"
 
 namespace rampart::replica::detail::entry {
@@ -103,12 +111,6 @@ int finalize(const char*) {
     delete_attributes(*communicators::get().self());
     protocol::get().finalize();
     return MPI_SUCCESS;
-}
-
-int abort(communicator*, int errorcode, const char*) {
-    protocol& p = protocol::get();
-    p.abort_job(errorcode == 0 ? 1 : errorcode,
-                "MPI_Abort(" + std::to_string(errorcode) + ") called by rank " + std::to_string(p.rank()));
 }
 
 int comm_rank(communicator* c, int* rank, const char*) {

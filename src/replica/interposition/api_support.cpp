@@ -57,6 +57,11 @@ int check_root(const communicator* c, int root, const char* fn) {
     return program_error(c, MPI_ERR_ROOT, fn, "root " + std::to_string(root) + " of " + std::to_string(c->size()));
 }
 
+int check_rank(const communicator* c, int rank, const char* fn) {
+    if (rank >= 0 && rank < c->size()) return MPI_SUCCESS;
+    return program_error(c, MPI_ERR_RANK, fn, "rank " + std::to_string(rank) + " of " + std::to_string(c->size()));
+}
+
 int check_counts(const communicator* c, const int* counts, MPI_Datatype type, const char* fn) {
     if (!counts) return program_error(c, MPI_ERR_COUNT, fn, "no array of counts");
     for (int i = 0; i < c->size(); ++i)

@@ -1,8 +1,8 @@
 #pragma once
 // The layer's side of the MPI calls that mpi_calls.txt describes. Their C
 // entry points are generated (generate_entry_points.py): by the time one of
-// these runs, MPI_Init has run, the communicator is the layer's own and the
-// arguments have passed the checks of their kind. Each gets the call's name
+// these runs, MPI_Init has run, its communicators and groups are the layer's
+// own and the arguments have passed the checks of their kind. Each gets the call's name
 // (`fn`) for the errors it finds itself.
 
 #include "communicators.hpp"
@@ -123,7 +123,6 @@ int comm_set_name(communicator* c, const char* name, const char* fn);
 int comm_get_name(communicator* c, char* name, int* length, const char* fn);
 int comm_test_inter(communicator* c, int* flag, const char* fn);
 int finalize(const char* fn);
-[[noreturn]] int abort(communicator* c, int errorcode, const char* fn);
 
 // Groups (api_groups.cpp).
 int group_size(group* g, int* size, const char* fn);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the C++ source of the MPI entry points that mpi_calls.txt
-describes (its head says how): each checks that MPI_Init has run, finds the
-communicator, checks the arguments by their kind, and calls the layer's own
+describes (its head says how): each checks that MPI_Init has run, finds its
+communicators and groups, checks the arguments by their kind, and calls the layer's own
 function with the call's name as a last argument. A malformed description
 stops the build with the line at fault.
 
@@ -14,21 +14,19 @@ from pathlib import Path
 CALL_NAME = re.compile(r"^(MPIX?_\w+)\((.*)\)$")
 PARAM = re.compile(r"^(.*?)(\w+)((?:\[\d*\])*)$")
 # Pointers the call writes through, and the error class of a null one (a
-# request's is MPI_ERR_REQUEST, as Open MPI gives).
+# request's is MPI_ERR_REQUEST, as Open MPI gives; a result's MPI_ERR_ARG).
 POINTERS = {("request", "MPI_Request*"): "MPI_ERR_REQUEST", ("array_of_requests", "MPI_Request*"): "MPI_ERR_REQUEST",
-            ("flag", "int*"): "MPI_ERR_ARG", ("message", "MPI_Message*"): "MPI_ERR_ARG",
-            ("index", "int*"): "MPI_ERR_ARG", ("outcount", "int*"): "MPI_ERR_ARG",
-            ("array_of_indices", "int*"): "MPI_ERR_ARG"}
-# Results the call writes: not a null pointer (MPI_ERR_ARG).
-for name, type_ in [("newcomm", "MPI_Comm*"), ("newgroup", "MPI_Group*"), ("group", "MPI_Group*"),
-                    ("result", "int*"), ("size", "int*"), ("rank", "int*"), ("ndims", "int*"), ("newrank", "int*"),
-                    ("errhandler", "MPI_Errhandler*"), ("keyval", "int*"), ("position", "int*"), ("info", "MPI_Info*"),
-                    ("parent", "MPI_Comm*"), ("resultlen", "int*"), ("status", "int*"),
-                    ("info_used", "MPI_Info*"), ("rank_source", "int*"), ("rank_dest", "int*"),
-                    ("comm_keyval", "int*"), ("flag", "int*")]:
+            ("comm", "MPI_Comm*"): "MPI_ERR_COMM"}
+for name, type_ in [("flag", "int*"), ("message", "MPI_Message*"), ("index", "int*"), ("outcount", "int*"),
+                    ("array_of_indices", "int*"), ("newcomm", "MPI_Comm*"), ("newgroup", "MPI_Group*"),
+                    ("group", "MPI_Group*"), ("result", "int*"), ("size", "int*"), ("rank", "int*"),
+                    ("ndims", "int*"), ("newrank", "int*"), ("errhandler", "MPI_Errhandler*"), ("keyval", "int*"),
+                    ("comm_keyval", "int*"), ("position", "int*"), ("parent", "MPI_Comm*"), ("resultlen", "int*"),
+                    ("status", "int*"), ("info_used", "MPI_Info*"), ("rank_source", "int*"), ("rank_dest", "int*")]:
     POINTERS[(name, type_)] = "MPI_ERR_ARG"
-POINTERS[("comm", "MPI_Comm*")] = "MPI_ERR_COMM"
-POINTERS[("group", "MPI_Group*")] = "MPI_ERR_ARG"
+# Arrays and strings the call reads: not a null pointer (MPI_ERR_ARG); the
+# description says when they are read (`if n > 0: ranks`).
+INPUTS = {"ranks", "ranks1", "ranks2", "dims", "periods", "coords", "remain_dims", "comm_name"}
 
 
 class DescriptionError(Exception):
@@ -88,6 +86,8 @@ def read(path):
                 raise DescriptionError(f"line {number}: {call.name} has a second '-> CALL'")
             call.target = text[2:].strip()
         elif text == "cartesian":
+            if call.cartesian or not any(q.type == "MPI_Comm" for q in call.params):
+                raise DescriptionError(f"line {number}: 'cartesian' twice, or in a call without a communicator")
             call.cartesian = True
         elif text.startswith("inside:"):
             call.inside |= {call.param(n).name for n in text[len("inside:"):].split()}
@@ -139,7 +139,7 @@ def check_of(call, index, comm):
     if p.type == "int" and p.name in ("n", "ndims", "maxdims"):
         return f'rp::check_not_negative({comm}, {p.name}, "{p.name}", fn)'
     if p.type == "int" and p.name == "rank":
-        return f"rp::check_peer({comm}, rank, false, fn)"
+        return f"rp::check_rank({comm}, rank, fn)"
     if p.type == "int" and p.name.endswith("count"):
         if datatype:
             return f"rp::check_buffer({comm}, {p.name}, {datatype}, fn)"
@@ -152,6 +152,8 @@ def check_of(call, index, comm):
         return f'rp::check_present({comm}, {p.name}, "{p.name}", MPI_ERR_ARG, fn)'
     if (p.name, p.type) in POINTERS:
         return f'rp::check_present({comm}, {p.name}, "{p.name}", {POINTERS[(p.name, p.type)]}, fn)'
+    if p.name in INPUTS and p.type.endswith("*"):
+        return f'rp::check_present({comm}, {p.name}, "{p.name}", MPI_ERR_ARG, fn)'
     return None
 
 
@@ -210,10 +212,9 @@ def signature(call, found, body):
     out = []
     for p in call.params:
         name = p.name + "_handle" if any(p is q for q, *_ in found) else p.name
-        text = p.text if name == p.name else p.text[: p.text.rindex(p.name)] + name + p.text[p.text.rindex(p.name) + len(p.name):]
-        if not re.search(rf"\b{name}\b", body):
-            text = text.replace(name, f"/*{name}*/", 1) if text.count(name) == 1 else text
-        out.append(text)
+        used = re.search(rf"\b{name}\b", body)
+        at = PARAM.match(p.text).start(2)  # the declarator, whatever the type holds
+        out.append(p.text[:at] + (name if used else f"/*{name}*/") + p.text[at + len(p.name):])
     return ", ".join(out)
 
 
