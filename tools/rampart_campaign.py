@@ -246,7 +246,8 @@ def command_line(a, prog, kills, seed):
     cmd += ["--spares", str(a.spares)] if a.spares else []
     cmd += ["--threads", str(a.threads)] if a.threads else []
     cmd += ["--detect-hangs"] if a.detect_hangs else []
-    cmd += ["--hang-timeout", f"{a.hang_timeout:g}"] if a.detect_hangs and a.hang_timeout != 0.4 else []
+    cmd += ["--no-detect-hangs"] if a.no_detect_hangs else []
+    cmd += ["--hang-timeout", f"{a.hang_timeout:g}"] if not a.no_detect_hangs and a.hang_timeout != 0.4 else []
     cmd += ["--ranks-per-node", str(a.ranks_per_node)] if a.ranks_per_node else []
     cmd += ["--mpiexec", a.mpiexec] if a.mpiexec else []
     for k in kills:

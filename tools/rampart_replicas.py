@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from rampart_death_watch import DeathWatch
+from rampart_hang_watch import HangWatch
 from rampart_replica_output import Output
 
 KILL = re.compile(r"^(\d+)\.(\d+)@(start|state|recreate\d*|\d+(\.\d+)?s|send\d+|after\d+)$")
@@ -186,8 +187,10 @@ def launch(a, prog, mpiexec):
     for attempt in range(3):
         output = Output(a.n, a.replicas)
         watch = DeathWatch(reports, processes)
+        hangs = None if a.no_detect_hangs else HangWatch(env["RAMPART_REPORT"], processes, a.hang_timeout)
         code = run_job(cmd, env, reports, processes, output, watch)
         ended_us = watch.stop()
+        stopped_killed = hangs.stop() if hangs else []
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
         launcher_failed = code is not None and not glob.glob(os.path.join(reports, "rank.replica.*.json")) and \
@@ -207,6 +210,8 @@ def launch(a, prog, mpiexec):
     output.finish(recreated_output(reports, a.n * a.replicas))
     report = summarize(a, reports, code if code is not None else 1, seconds, ended_us)
     report["restarts"] = restarts
+    # Processes found stopped (hung) and killed by rampart-run, whatever stopped them.
+    report["stopped_processes_killed"] = sorted(k["process"] for k in stopped_killed)
     report["output"] = output.text()
     for f in glob.glob(os.path.join(reports, "*")):
         os.remove(f)
@@ -413,6 +418,9 @@ def print_report(a, report):
              f"lost (any cause): {lost_with_times(report) or 'none'}; "
              f"messages sent: {report['messages_sent']}, re-sent: {report['messages_resent']}, "
              f"duplicates dropped: {report['duplicates_dropped']}, acknowledgements: {report['acks_sent']}"]
+    if report["stopped_processes_killed"]:
+        lines.append(f"  process(es) {', '.join(map(str, report['stopped_processes_killed']))} found stopped (hung) "
+                     f"for {a.hang_timeout:g} s: killed")
     for r in report["replicas_recreated"]:
         lines.append(f"  replica {r['replica']} of rank {r['rank']} re-created by process {r['process']} at sync "
                      f"{r['at_sync']} in {r['ms']} ms ({r['state_bytes']} bytes of state)")

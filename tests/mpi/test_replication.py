@@ -24,6 +24,11 @@ EXPECT:
                  start report, written at the end of its MPI_Init, is
                  there): the report counts it lost and says how soon a
                  survivor knew
+  identical,...,stopped=P@S
+                 the same, with process P stopped (SIGSTOP, a hung process)
+                 by this script S seconds after it started the program:
+                 rampart-run finds it stopped, kills it, and the report
+                 counts it lost
   identical,...,outside=P@start
                  the same, with process P SIGKILLed as soon as it runs,
                  inside MPI_Init: rampart-run starts the job again and says
@@ -96,7 +101,7 @@ def kill_at_start(process, reports):
     print(f"process {process} not killed: not found within {LIMIT} s")
 
 
-def kill_from_outside(process, seconds, reports):
+def kill_from_outside(process, seconds, reports, sig=signal.SIGKILL):
     """SIGKILLs the program's process `process` (its rank in MPI_COMM_WORLD),
     as an operator or a crash would, `seconds` after its start report
     appeared under `reports` (rampart-run's folder of reports is made there):
@@ -116,7 +121,7 @@ def kill_from_outside(process, seconds, reports):
         print(f"process {process} not killed: no start report within {LIMIT} s")
         return
     time.sleep(seconds)
-    os.kill(pid, signal.SIGKILL)
+    os.kill(pid, sig)
 
 
 def checksum(text):
@@ -175,6 +180,7 @@ def main():
     n = int(options[options.index("-n") + 1])
     kills = [options[i + 1] for i, o in enumerate(options) if o == "--kill"]
     outside = [f.split("=")[1] for f in expect.split(",") if f.startswith("outside=")]
+    stopped = [f.split("=")[1] for f in expect.split(",") if f.startswith("stopped=")]
     reports = tempfile.mkdtemp(prefix="test-replication-")
     for order in outside:
         process, seconds = order.split("@")
@@ -183,6 +189,10 @@ def main():
         else:
             threading.Thread(target=kill_from_outside, args=(int(process), float(seconds), reports),
                              daemon=True).start()
+    for order in stopped:
+        process, seconds = order.split("@")
+        threading.Thread(target=kill_from_outside, args=(int(process), float(seconds), reports, signal.SIGSTOP),
+                         daemon=True).start()
     p = run([rampart_run, "--replica-lib", library, "--mpiexec", mpiexec, "--json"] + options + ["--"] + program,
             dict(os.environ, TMPDIR=reports))
     shutil.rmtree(reports, ignore_errors=True)
@@ -202,7 +212,7 @@ def main():
                 pulled = True
             elif flag == "placed":
                 placed = True
-            elif flag == "stdin" or flag.startswith("outside="):
+            elif flag == "stdin" or flag.startswith("outside=") or flag.startswith("stopped="):
                 pass
             else:
                 fail(f"unknown expectation {flag}")
@@ -218,7 +228,7 @@ def main():
             fail(f"{len(kills)} kills ordered, {len(report['processes_killed'])} done: the faults did not happen")
         if "--flip-bits" in options and (report["bits_flipped"] < 1 or report["corruptions_detected"] < 1):
             fail(f"flips {report['bits_flipped']}, corrections {report['corruptions_detected']}: none handled")
-        if not kills and not outside and "--flip-bits" not in options:  # nothing to recover from: no recovery may have run
+        if not kills and not outside and not stopped and "--flip-bits" not in options:  # nothing to recover from: no recovery may have run
             for key in ("collectives_pulled", "messages_resent", "duplicates_dropped"):
                 if report[key] > 0:
                     fail(f"{key}: {report[key]} in a run without crashes")
@@ -234,6 +244,13 @@ def main():
                 fail(f"process {process}, killed from outside, is not in the report's lost processes "
                      f"{report['processes_lost']} with a detection time {report['lost_detect_ms']}")
             print(f"process {process} killed from outside, known lost {report['lost_detect_ms'][process]} ms after")
+        for order in stopped:
+            process = int(order.split("@")[0])
+            if process not in report["stopped_processes_killed"] or process not in report["processes_lost"]:
+                fail(f"process {process}, stopped from outside, was not found stopped and killed "
+                     f"({report['stopped_processes_killed']}) or is not lost ({report['processes_lost']})")
+            print(f"process {process} stopped from outside: found and killed, known lost "
+                  f"{report['lost_detect_ms'].get(str(process))} ms after its death")
         if pulled and report["collectives_pulled"] < 1:
             fail(f"no collective was pulled ({report['collectives_in_set']} ran inside the sets)")
         done = [r for r in report["replicas_recreated"] if r["ran_to_end"]]
