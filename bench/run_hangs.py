@@ -15,6 +15,7 @@ with --load).
 
 usage: bench/run_hangs.py [build-dir] [repeat=20] [--load N]
 """
+import argparse
 import json
 import os
 import random
@@ -23,12 +24,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-args = [a for a in sys.argv[1:] if not a.startswith("--load")]
-LOAD = int(sys.argv[sys.argv.index("--load") + 1]) if "--load" in sys.argv else 0
-if LOAD:
-    args.remove(str(LOAD))
-build = Path(args[0] if args else "build")
-REPEAT = int(args[1]) if len(args) > 1 else 20
+parser = argparse.ArgumentParser(description="Hung ranks found and recovered from (bench/results/hangs.json).")
+parser.add_argument("build", nargs="?", default="build")
+parser.add_argument("repeat", nargs="?", type=int, default=20)
+parser.add_argument("--load", type=int, default=0, help="busy processes beside every job")
+args = parser.parse_args()
+LOAD = args.load
+build = Path(args.build)
+REPEAT = args.repeat
 root = Path(__file__).resolve().parent.parent
 runner = root / "tools" / "rampart-run"
 RANKS, ITERATIONS = 4, 1000

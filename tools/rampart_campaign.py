@@ -66,8 +66,8 @@ def check_arguments(p, a):
         return
     if a.campaign < 1:
         p.error("--campaign must be at least 1")
-    if a.kill:
-        p.error("--campaign draws its own kills (--kill-random K); --kill is for a single run")
+    if a.kill or a.hang:
+        p.error("--campaign draws its own kills (--kill-random K); --kill and --hang are for a single run")
     if a.kill_random < 0:
         p.error("--kill-random must not be negative")
     kinds = a.kill_at.split(",")

@@ -1,15 +1,18 @@
 """Finds hung processes of a job on this host and kills them, so that the
 job recovers from them as from a crash. A hung process here is a stopped
-one (SIGSTOP, state T): it can never go on by itself, and a loaded machine
-never puts a process in that state, so the watch gives no false alarms
-however busy the cores are. Once killed, MPI's launcher reports its death to
-the others within milliseconds, where a stopped process would have kept
-them waiting forever. A process stopped by a debugger (state t) is left
-alone.
+one (SIGSTOP, state T), as a frozen process is: the job would wait for it
+forever. A loaded machine slows processes but never stops them, so load
+raises no false alarm; a program whose processes are stopped on purpose
+(gang scheduling, a SIGSTOP to wait for a debugger) needs
+`rampart-run --no-detect-hangs`. A process stopped by a debugger (state t)
+is left alone. Once killed, MPI's launcher reports its death to the others
+within milliseconds.
 
 The processes are found by the report path in their environment (what
-rampart-run gives one job), once each, looked for every second until all
-are found; then only their states are read, every 0.1 s."""
+rampart-run gives one job start), looked for every 0.1 s until the first
+is found, then every second until all are; after that only their states
+are read, every 0.1 s."""
+import math
 import os
 import signal
 import threading
@@ -19,7 +22,7 @@ from pathlib import Path
 from rampart_death_watch import job_processes
 
 LOOK = 0.1  # seconds between looks at the processes' states
-FIND = 1.0  # seconds between looks for new processes
+FIND = 1.0  # seconds between looks for the processes not found yet
 
 
 def stopped(pid):
@@ -31,8 +34,8 @@ def stopped(pid):
 
 
 class HangWatch:
-    """Kills a process of the job stopped for `timeout` seconds; `killed`
-    lists {process, pid, stopped_for_s, killed_us} of each."""
+    """Kills a process of one start of a job that stays stopped for
+    `timeout` seconds; `killed` lists {process, pid, killed_us} of each."""
 
     def __init__(self, report_prefix, processes, timeout):
         self.prefix, self.processes, self.timeout = report_prefix, processes, timeout
@@ -47,22 +50,26 @@ class HangWatch:
         return list(self.killed)
 
     def _watch(self):
-        pids, since, found_at = {}, {}, 0.0
+        pids, done, since = {}, set(), {}  # done: killed, or its pid taken by another process
+        found_at, last = -math.inf, time.monotonic()
         while not self._stop.wait(LOOK):
             now = time.monotonic()
-            if len(pids) + len(self.killed) < self.processes and now - found_at >= FIND:
-                pids.update((process, pid) for process, pid in job_processes(self.prefix)
-                            if not any(k["process"] == process for k in self.killed))
+            if now - last > 2 * LOOK:
+                since.clear()  # this watch was held up itself: what it saw stopped may have gone on since
+            last = now
+            if len(pids) + len(done) < self.processes and now - found_at >= (FIND if pids else LOOK):
+                pids.update((q, pid) for q, pid in job_processes(self.prefix) if q not in done)
                 found_at = now
             for process, pid in list(pids.items()):
                 if not stopped(pid):
                     since.pop(pid, None)
                     continue
-                since.setdefault(pid, now)
-                if now - since[pid] >= self.timeout and self._kill(process, pid):
-                    self.killed.append({"process": process, "pid": pid, "stopped_for_s": round(now - since[pid], 3),
-                                        "killed_us": round(time.time() * 1e6)})
-                    del pids[process]
+                if now - since.setdefault(pid, now) < self.timeout:
+                    continue
+                del pids[process]
+                done.add(process)
+                if self._kill(process, pid):
+                    self.killed.append({"process": process, "pid": pid, "killed_us": round(time.time() * 1e6)})
 
     def _kill(self, process, pid):
         """SIGKILLs the process if it is still the job's (a pid is never

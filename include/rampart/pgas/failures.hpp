@@ -1,8 +1,8 @@
 #pragma once
 // What the arrays know of failures: the ranks dead (from the engine's
-// recoveries, which rest on ULFM's failure notification, and with
-// rampart-run --detect-hangs on MPI's heartbeat detector for hung ranks),
-// and when this process learnt of each death.
+// recoveries, which rest on ULFM's failure notification; hung ranks are
+// killed by rampart-run, or found by MPI's heartbeat detector with
+// --detect-hangs), and when this process learnt of each death.
 //
 //     for (int r : rampart::pgas::dead_ranks()) std::printf("rank %d is dead\n", r);
 
