@@ -13,12 +13,13 @@ Prints PASS: or FAIL: lines (CTest matches them).
 import hashlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import tarfile
 import urllib.request
 from pathlib import Path
+
+from session_run import run_in_session
 
 INDEX = "https://pypi.org/simple/mpi4py/"
 RETRY = Path(__file__).resolve().parent / "mpiexec_retry.sh"
@@ -63,15 +64,10 @@ def passed(text, ranks):
 
 
 def run_module(cmd, cwd, ranks):
-    # A session of its own: a timeout ends mpiexec and its ranks too.
-    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          start_new_session=True) as p:
-        try:
-            text, _ = p.communicate(timeout=300)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            return False, "no end within 300 s"
-    return p.returncode == 0 and passed(text, ranks), text
+    p = run_in_session(cmd, 300, cwd=cwd, merge_output=True)
+    if p is None:
+        return False, "no end within 300 s"
+    return p.returncode == 0 and passed(p.stdout, ranks), p.stdout
 
 
 def main():

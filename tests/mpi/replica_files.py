@@ -12,11 +12,11 @@ usage: replica_files.py RAMPART_RUN MPIEXEC LIBRARY PROGRAM -n N --replicas R [r
 import filecmp
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from session_run import run_in_session
 
 LIMIT = 60
 RETRY = Path(__file__).resolve().parent / "mpiexec_retry.sh"
@@ -29,15 +29,9 @@ def fail(why):
 
 def run(cmd, cwd):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    # A session of its own: a timeout ends mpiexec and its ranks too.
-    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          start_new_session=True) as p:
-        try:
-            out, err = p.communicate(timeout=LIMIT)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            fail(f"no end within {LIMIT} s: {' '.join(cmd)}")
-    p = subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    p = run_in_session(cmd, LIMIT, cwd=cwd, env=env)
+    if p is None:
+        fail(f"no end within {LIMIT} s: {' '.join(cmd)}")
     if p.returncode != 0:
         fail(f"exit {p.returncode}: {' '.join(cmd)}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     return p

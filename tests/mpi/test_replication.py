@@ -62,6 +62,7 @@ from pathlib import Path
 # rampart-run's own module (the first argument is rampart-run, in tools/).
 sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
 from rampart_death_watch import job_processes  # noqa: E402
+from session_run import run_in_session  # noqa: E402
 
 LIMIT = 60
 RETRY = Path(__file__).resolve().parent / "mpiexec_retry.sh"
@@ -69,16 +70,10 @@ STDIN = None  # what both runs get on their standard input (expectation flag std
 
 
 def run(cmd, env=None):
-    # In a session of its own, so that a hang is ended with all its processes.
-    with subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE if STDIN else None, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, start_new_session=True) as p:
-        try:
-            out, err = p.communicate(input=STDIN, timeout=LIMIT)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
-            fail(f"no end within {LIMIT} s (a hang): {' '.join(cmd)}")
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    p = run_in_session(cmd, LIMIT, env=env, stdin=STDIN)
+    if p is None:
+        fail(f"no end within {LIMIT} s (a hang): {' '.join(cmd)}")
+    return p
 
 
 def fail(why):

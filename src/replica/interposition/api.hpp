@@ -67,7 +67,6 @@ int wait_or_hand_out(std::shared_ptr<request> r, MPI_Status* status, MPI_Request
 /// Waits for a request and copies its status out; releases a finished
 /// non-persistent request's handle.
 int complete(MPI_Request* handle, MPI_Status* status);
-int status_error(const request& r);
 
 /// This layer cannot do `fn` in replicated runs: the job ends, naming it.
 [[noreturn]] void unsupported(const char* fn);

@@ -102,8 +102,6 @@ void probe_not_replayable(protocol& p) {
                        " probes in its set-up for a message its survivor never received there");
 }
 
-int status_error(const request& r) { return r.status.MPI_ERROR; }
-
 int complete(MPI_Request* handle, MPI_Status* status) {
     std::shared_ptr<request> r = from_handle(*handle);
     const MPI_Status st = r->final_status();
