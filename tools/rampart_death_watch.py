@@ -36,8 +36,8 @@ def job_processes(report_prefix):
 
 
 class DeathWatch:
-    def __init__(self, reports, processes):
-        self.reports, self.processes = reports, processes
+    def __init__(self, reports, processes, all_here=True):
+        self.reports, self.processes, self.all_here = reports, processes, all_here
         self.ended_us = {}  # process -> when it ended (µs since the epoch)
         self.died_starting = {}  # process -> when it ended before its start report (time.monotonic())
         self.starting_pids = {}  # process -> pid, as found before its start report
@@ -50,8 +50,8 @@ class DeathWatch:
     def never_seen(self, grace):
         """The processes not found `grace` seconds after the first was: the
         launcher starts them all at once, so these died before they could
-        be (all of the job's processes run on this host)."""
-        if self._first_seen is None or time.monotonic() - self._first_seen < grace:
+        be (when all of the job's processes run on this host)."""
+        if not self.all_here or self._first_seen is None or time.monotonic() - self._first_seen < grace:
             return set()
         return set(range(self.processes)) - self._seen
 

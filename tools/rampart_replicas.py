@@ -2,10 +2,10 @@
 program runs as R replicas of each of its N ranks, N x R processes in all,
 with librampart_replica.so preloaded. rampart-run imports this module.
 
-Placement: replica k of rank i is process k*N + i of the job. With mpiexec's
-default by-slot mapping the first N processes fill the first node(s), the
-next N the following ones, so the replicas of a rank land on different
-nodes when each node holds at most N processes (under Slurm: allocate R
+Placement: replica k of rank i is process k*N + i of the job. On one
+machine, mpiexec's by-slot mapping; across hosts (rampart_launch), blocks of
+consecutive processes per host, which put the replicas of a rank on
+different nodes when there are at least R nodes (under Slurm: allocate R
 times the nodes one copy of the program needs, and start rampart-run inside
 the allocation).
 
@@ -28,11 +28,11 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
+import rampart_launch
 from rampart_death_watch import DeathWatch
 from rampart_hang_watch import HangWatch
 from rampart_replica_output import Output
@@ -59,7 +59,7 @@ replica, elected survivor, is about to send its state to a spare).""")
                         "replica 0 works here")
     g.add_argument("--replica-lib", metavar="PATH",
                    help="librampart_replica.so (default: RAMPART_REPLICA_LIB, else build/src/replica/ of this "
-                        "checkout, else ../lib next to this tool)")
+                        "checkout, else the lib folder of the prefix rampart-run is installed in)")
 
 
 def check_arguments(p, a):
@@ -131,18 +131,19 @@ def complete_sets(a, processes):
 
 def find_library(explicit):
     here = Path(__file__).resolve().parent
+    installed = here.parent.parent.parent  # the prefix, from share/rampart/python
     for c in (explicit, os.environ.get("RAMPART_REPLICA_LIB"),
               here.parent / "build" / "src" / "replica" / "librampart_replica.so",
-              here.parent / "lib" / "librampart_replica.so"):
+              installed / "lib" / "librampart_replica.so", *installed.glob("lib/*/librampart_replica.so")):
         if c and Path(c).is_file():
             return str(Path(c).resolve())
     return None
 
 
-def launch(a, prog, mpiexec):
+def launch(a, prog):
     """Runs the replicated job once; returns (report, seconds)."""
-    env = dict(os.environ)
-    reports = tempfile.mkdtemp(prefix="rampart-run-")
+    env = rampart_launch.base_environment()
+    reports = rampart_launch.report_dir(a, a.host_list)
     env["RAMPART_REPORT"] = os.path.join(reports, "rank")
     env["RAMPART_REPLICAS"] = str(a.replicas)
     env["RAMPART_REPLICA_SPARES"] = str(a.spares)
@@ -156,8 +157,6 @@ def launch(a, prog, mpiexec):
     if a.flip_bits:
         env["RAMPART_FLIP_BITS"] = repr(a.flip_bits)
         env["RAMPART_SEED"] = str(a.seed)
-    if os.geteuid() == 0:
-        env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     # Python randomizes its string hashes per process, and so the order of
     # a set's elements, and so the bytes of a pickled set: every process of
     # the job gets one seed, drawn for the job, so that replicas agree.
@@ -172,12 +171,11 @@ def launch(a, prog, mpiexec):
         env["RAMPART_STDIN"] = os.path.join(reports, "stdin")
         with open(env["RAMPART_STDIN"], "wb") as f:
             f.write(sys.stdin.buffer.read())
-    cmd = [mpiexec, "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp", "--output", "tag",
-           "--stdin", "none"]
-    for name in ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_REPLICA_SPARES", "RAMPART_KILL", "RAMPART_FLIP_BITS",
-                 "RAMPART_SEED", "PYTHONHASHSEED", "RAMPART_STDIN", "RAMPART_REPLICA_DIRS"):
-        if name in env:
-            cmd += ["-x", name]
+    cmd, placement = rampart_launch.command(a, a.host_list, a.n * a.replicas, a.spares, reports)
+    cmd += ["--output", "tag", "--stdin", "none"]
+    rampart_launch.export(cmd, env, ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_REPLICA_SPARES", "RAMPART_KILL",
+                                     "RAMPART_FLIP_BITS", "RAMPART_SEED", "PYTHONHASHSEED", "RAMPART_STDIN",
+                                     "RAMPART_REPLICA_DIRS"))
     # The program's processes only, not the launcher.
     cmd += ["-x", "LD_PRELOAD=" + find_library(a.replica_lib)]
     processes = a.n * a.replicas + a.spares
@@ -186,7 +184,7 @@ def launch(a, prog, mpiexec):
     restarts = 0
     for attempt in range(3):
         output = Output(a.n, a.replicas)
-        watch = DeathWatch(reports, processes)
+        watch = DeathWatch(reports, processes, all_here=not a.host_list)
         hangs = None if a.no_detect_hangs else HangWatch(env["RAMPART_REPORT"], processes, a.hang_timeout)
         code = run_job(cmd, env, reports, processes, output, watch)
         ended_us = watch.stop()
@@ -194,7 +192,7 @@ def launch(a, prog, mpiexec):
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
         launcher_failed = code is not None and not glob.glob(os.path.join(reports, "rank.replica.*.json")) and \
-            "listener thread failed" in output.launcher_text()
+            rampart_launch.LAUNCHER_FAILED in output.launcher_text()
         if not (code is None or launcher_failed) or attempt == 2:
             break
         if code is None:  # a process died inside MPI_Init (run_job said which)
@@ -212,6 +210,8 @@ def launch(a, prog, mpiexec):
     report["restarts"] = restarts
     # Processes found stopped (hung) and killed by rampart-run, whatever stopped them.
     report["stopped_processes_killed"] = sorted(k["process"] for k in stopped_killed)
+    report["hosts"] = placement
+    report["nodes_lost"] = rampart_launch.nodes_lost(output.launcher_text())
     report["output"] = output.text()
     for f in glob.glob(os.path.join(reports, "*")):
         os.remove(f)
@@ -353,9 +353,10 @@ def summarize(a, reports, mpiexec_code, seconds, ended_us=None):
     # Every process that died, of any cause (killed here, from outside, or
     # a crash): those that a survivor learnt had died; from its death (its
     # end as seen on this host, else the kill's time) to the first survivor
-    # that knew.
-    lost = sorted({d["process"] for p in processes.values() for d in p.get("deaths", [])} |
-                  {k["process"] for k in kills})
+    # that knew. A process that reported its normal end is not lost: across
+    # nodes, a survivor still in MPI_Finalize may see it leave as a failure.
+    lost = sorted({d["process"] for p in processes.values() for d in p.get("deaths", [])
+                   if processes.get(d["process"], {}).get("ended") != "normal"} | {k["process"] for k in kills})
     died_us = {**{k["process"]: k["killed_us"] for k in kills}, **(ended_us or {})}
     lost_detect_ms = {}
     for q in lost:
@@ -436,5 +437,6 @@ def print_report(a, report):
         lines.append(f"rampart-run: rank(s) {', '.join(map(str, report['ranks_unfinished']))} did not run the program "
                      f"to its end on any replica (mpiexec's exit code {report['mpiexec_exit_code']})")
     print("\n".join(lines), file=sys.stderr)
+    rampart_launch.say_nodes_lost(report["nodes_lost"])
     if a.json:
         print(json.dumps({k: v for k, v in report.items() if k != "output"}))

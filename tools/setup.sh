@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libtbb-dev libcereal-dev libxxhash-dev
-          libgtest-dev libbenchmark-dev python3-venv libcli11-dev nlohmann-json3-dev)
+          libgtest-dev libbenchmark-dev python3-venv libcli11-dev nlohmann-json3-dev iproute2)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,4 +32,9 @@ fi
 if ! .venv/bin/python -c "import mpi4py" 2>/dev/null; then
     echo "setup: installing mpi4py==4.1.2 into .venv"
     .venv/bin/pip install -q --disable-pip-version-check mpi4py==4.1.2
+fi
+# pytest, for the tests of rampart-run's own modules (CTest tools.launch).
+if ! .venv/bin/python -c "import pytest" 2>/dev/null; then
+    echo "setup: installing pytest==8.3.4 into .venv"
+    .venv/bin/pip install -q --disable-pip-version-check pytest==8.3.4
 fi

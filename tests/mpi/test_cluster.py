@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Runs across the nodes of the test cluster (tools/rampart-cluster, made by
+the CTest fixture cluster.up) and checks each result against a fault-free
+one, bit for bit.
+
+usage: test_cluster.py TOOLS SCENARIO PROGRAM [ARGS...]
+  rank_killed     a rampart program; rank 2 killed at iteration 40, a spare on
+                  another node takes its place
+  replica_killed  a plain MPI program under --replicas 2; replica 0 of rank 1
+                  killed at its 20th send, the other replica on another node
+                  goes on
+  node_lost       a rampart program; a whole node killed while it runs: the
+                  job ends, and rampart-run names the node
+Exits 77 (skipped) where the cluster cannot be made (not root, no namespaces).
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from session_run import run_in_session  # noqa: E402
+
+TIMEOUT = 120
+
+
+def fail(why):
+    print(f"FAIL: {why}")
+    sys.exit(1)
+
+
+def run(cmd):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    done = run_in_session(cmd, TIMEOUT, env=env, merge_output=True)
+    if done is None:
+        fail(f"no end within {TIMEOUT} s: {' '.join(cmd)}")
+    return done.returncode, done.stdout
+
+
+def report_of(out):
+    for line in reversed(out.splitlines()):
+        if line.startswith("{") and '"exit_code"' in line:
+            return json.loads(line)
+    fail("no report from rampart-run:\n" + out[-3000:])
+
+
+def checksum_of(out):
+    for line in out.splitlines():
+        if "checksum" in line:
+            return line.split()[-1].strip('",}')
+    fail("no checksum in the output:\n" + out[-3000:])
+
+
+def main():
+    tools, scenario, program = sys.argv[1], sys.argv[2], sys.argv[3:]
+    cluster = [os.path.join(tools, "rampart-cluster")]
+    code, out = run(cluster + ["check"])
+    if code == 77:
+        print(out.strip())
+        return 77
+    code, hosts = run(cluster + ["hosts", "--slots", "2"])
+    if code != 0:
+        fail("no test cluster (the fixture cluster.up makes it): " + hosts)
+    rampart_run = [os.path.join(tools, "rampart-run"), "--hosts", hosts.strip(),
+                   "--launch-agent", os.path.join(tools, "rampart-cluster-agent"),
+                   "--mpiexec-args", "--mca btl_tcp_if_include 10.77.0.0/24 --prtemca oob_tcp_if_include 10.77.0.0/24",
+                   "--json"]
+    return {"rank_killed": rank_killed, "replica_killed": replica_killed,
+            "node_lost": node_lost}[scenario](rampart_run, cluster, program)
+
+
+def spans_nodes(report, want):
+    hosts = report.get("hosts") or []
+    if len(set(hosts)) != want:
+        fail(f"the processes ran on {sorted(set(hosts))}, not on {want} nodes")
+
+
+def rank_killed(rampart_run, cluster, program):
+    base = rampart_run + ["-n", "6", "--spares", "1", "--threads", "1"]
+    code, out = run(base + ["--"] + program)
+    reference = checksum_of(out)
+    if code != 0:
+        fail("the fault-free run failed:\n" + out[-3000:])
+    code, out = run(base + ["--kill", "2@iter40", "--"] + program)
+    r = report_of(out)
+    print(f"fault-free {reference}, rank 2 killed {checksum_of(out)}; recover_ms {r['recover_ms']}, hosts {r['hosts']}")
+    spans_nodes(r, 3)
+    if code != 0 or checksum_of(out) != reference:
+        fail("the result differs from the fault-free run's:\n" + out[-3000:])
+    if r["ranks_lost"] != [2] or r["spares_used"] != 1:
+        fail(f"rank 2 was not killed and replaced: lost {r['ranks_lost']}, spares used {r['spares_used']}")
+    if r["hosts"][6] == r["hosts"][2]:
+        fail("the spare was put on the node of the rank it replaced")
+    print("identical across nodes, rank 2 replaced")
+    return 0
+
+
+def replica_killed(rampart_run, cluster, program):
+    mpiexec = os.path.join(os.path.dirname(cluster[0]), "..", ".venv", "bin", "mpiexec")
+    native_run = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpiexec_retry.sh"), mpiexec,
+                  "--oversubscribe", "-n", "3"] + program
+    code, out = run(native_run)
+    reference = checksum_of(out)
+    code, out = run(rampart_run + ["-n", "3", "--replicas", "2", "--kill", "1.0@send20", "--"] + program)
+    r = report_of(out)
+    print(f"native {reference}, replica 1.0 killed {checksum_of(out)}; lost {r['processes_lost']}, hosts {r['hosts']}")
+    spans_nodes(r, 3)
+    if code != 0 or checksum_of(out) != reference:
+        fail("the result differs from the native run's:\n" + out[-3000:])
+    if r["processes_killed"] != [1] or r["processes_lost"] != [1]:
+        fail(f"process 1 alone was to be killed and lost: killed {r['processes_killed']}, lost {r['processes_lost']}")
+    if r["hosts"][1] == r["hosts"][4]:
+        fail("both replicas of rank 1 ran on one node")
+    print("identical across nodes, the other replica on another node went on")
+    return 0
+
+
+def node_lost(rampart_run, cluster, program):
+    reports = tempfile.mkdtemp(prefix="rampart-cluster-test-", dir=os.getcwd())
+    job = subprocess.Popen(rampart_run + ["--report-dir", reports, "-n", "6", "--spares", "1", "--threads", "1",
+                                          "--"] + program, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while len(glob.glob(os.path.join(reports, "*", "rank.start.*"))) < 7:  # every process runs the program
+        if time.monotonic() > deadline or job.poll() is not None:
+            job.kill()
+            fail("the job did not start on every node:\n" + job.communicate()[0][-3000:])
+        time.sleep(0.05)
+    subprocess.run(cluster + ["kill-node", "1"], check=True)
+    out = job.communicate(timeout=TIMEOUT)[0]
+    os.rmdir(reports)
+    r = report_of(out)
+    print(out[-1500:])
+    if job.returncode == 0 or r["exit_code"] == 0:
+        fail("rampart-run said that the job succeeded")
+    if r["nodes_lost"] != ["rpnode1"] or "node(s) rpnode1 lost" not in out:
+        fail(f"rampart-run did not name the lost node: nodes_lost {r['nodes_lost']}")
+    print("the lost node was named")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

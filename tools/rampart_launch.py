@@ -1,0 +1,228 @@
+"""How rampart-run starts a job, in every mode: the hosts it runs on, where
+each process goes, the mpiexec command and the environment the processes
+get, and whether a failed start is one of the launcher's own (started
+again) or the program's (not).
+
+Hosts come from --hosts, --hostfile or the Slurm allocation rampart-run
+runs in; without any, the job runs on this machine as before. Across
+several hosts, rampart-run places every process itself (a rank file):
+
+- the program's processes in blocks of consecutive ranks, each host's block
+  as large as its share of the slots (neighbouring ranks share a node, and
+  with --replicas the replicas of one rank land on different nodes, replica
+  k of every rank together);
+- the spares one by one on the host with the most free slots, so that they
+  spread over the nodes: a node's loss takes at most its own spares with
+  the ranks they should replace.
+"""
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LAUNCHER_FAILED = "PMIx server's listener thread failed to start"
+
+
+def add_arguments(p):
+    g = p.add_argument_group("hosts and launcher")
+    where = g.add_mutually_exclusive_group()
+    where.add_argument("--hosts", metavar="H1:SLOTS,H2:SLOTS",
+                       help="run on these hosts (SLOTS: processes a host takes, default 1); default: the Slurm "
+                            "allocation rampart-run runs in, else this machine")
+    where.add_argument("--hostfile", metavar="FILE",
+                       help="the hosts, one a line: 'HOST', 'HOST:SLOTS' or 'HOST slots=SLOTS' (Open MPI's form)")
+    g.add_argument("--launch-agent", metavar="PATH",
+                   help="what starts the launcher's daemon on another host, called as ssh is (default: ssh)")
+    g.add_argument("--mpiexec-args", default="", metavar="'ARGS'",
+                   help="more options for mpiexec, as one string (e.g. \"--mca btl_tcp_if_include ib0\")")
+    g.add_argument("--report-dir", metavar="DIR",
+                   help="where the processes leave their reports for rampart-run: a folder every host can write "
+                        "to (default: a new folder in /tmp on one machine, in the current folder on several hosts)")
+    g.add_argument("--mpiexec", help="the mpiexec to use (default: .venv's, else PATH's)")
+
+
+def parse_hosts(text, origin):
+    """[(host, slots)] from 'h1:2,h2' (or lines of a host file)."""
+    hosts = []
+    for item in text:
+        item = item.split("#", 1)[0].strip()
+        if not item:
+            continue
+        name, slots = item, "1"
+        if " slots=" in item:
+            name, slots = item.split(" slots=", 1)
+        elif ":" in item:
+            name, slots = item.rsplit(":", 1)
+        name, slots = name.strip(), slots.strip()
+        if not name or not slots.isdigit() or int(slots) < 1:
+            raise ValueError(f"{origin}: '{item}' is not HOST, HOST:SLOTS or HOST slots=SLOTS with SLOTS >= 1")
+        hosts.append((name, int(slots)))
+    if not hosts:
+        raise ValueError(f"{origin}: no host given")
+    if len({h for h, _ in hosts}) != len(hosts):
+        raise ValueError(f"{origin}: a host is named twice")
+    return hosts
+
+
+def slurm_hosts():
+    """The nodes of the Slurm allocation rampart-run runs in, with their
+    task counts; None outside one."""
+    nodelist = os.environ.get("SLURM_JOB_NODELIST")
+    if not nodelist:
+        return None
+    if not shutil.which("scontrol"):
+        raise ValueError("inside a Slurm allocation without scontrol: give --hosts")
+    names = subprocess.run(["scontrol", "show", "hostnames", nodelist], check=True, capture_output=True,
+                           text=True).stdout.split()
+    counts = []  # SLURM_TASKS_PER_NODE: "2(x3),1"
+    for part in os.environ.get("SLURM_TASKS_PER_NODE", "").split(","):
+        if part:
+            count, _, times = part.partition("(x")
+            counts += [int(count)] * (int(times.rstrip(")")) if times else 1)
+    if len(counts) != len(names):
+        counts = [1] * len(names)
+    return list(zip(names, counts))
+
+
+def hosts_of(a):
+    """The hosts the job runs on, or None for this machine alone."""
+    if a.hosts:
+        hosts = parse_hosts(a.hosts.split(","), "--hosts")
+    elif a.hostfile:
+        hosts = parse_hosts(Path(a.hostfile).read_text().splitlines(), a.hostfile)
+    else:
+        hosts = slurm_hosts()
+    local = {"localhost", "127.0.0.1", socket.gethostname()}
+    if hosts and len(hosts) == 1 and hosts[0][0] in local:
+        return None  # one machine: its own placement (docs/run.md)
+    return hosts
+
+
+def place(hosts, main, spares):
+    """The host of each process: `main` processes in blocks proportional to
+    the slots, then `spares` each on the host with the most free slots."""
+    total = sum(s for _, s in hosts)
+    counts = [main * s // total for _, s in hosts]
+    by_remainder = sorted(range(len(hosts)), key=lambda j: (-(main * hosts[j][1] % total), j))
+    for j in by_remainder[:main - sum(counts)]:
+        counts[j] += 1
+    placement = [j for j, c in enumerate(counts) for _ in range(c)]
+    for _ in range(spares):
+        # Ties go to the later host: the first holds rank 0, often the busiest.
+        j = max(range(len(hosts)), key=lambda j: (hosts[j][1] - counts[j], j))
+        counts[j] += 1
+        placement.append(j)
+    return placement
+
+
+def write_rank_file(hosts, placement, path):
+    """Open MPI's rank file: process i on its host, on slot i's index there."""
+    seen = [0] * len(hosts)
+    lines = []
+    for process, j in enumerate(placement):
+        lines.append(f"rank {process}={hosts[j][0]} slot={seen[j] % hosts[j][1]}")
+        seen[j] += 1
+    Path(path).write_text("\n".join(lines) + "\n")
+    return seen
+
+
+def report_dir(a, hosts):
+    if a.report_dir:
+        Path(a.report_dir).mkdir(parents=True, exist_ok=True)
+        return tempfile.mkdtemp(prefix="rampart-run-", dir=a.report_dir)
+    return tempfile.mkdtemp(prefix=".rampart-run-" if hosts else "rampart-run-", dir=os.getcwd() if hosts else None)
+
+
+def find_mpiexec(explicit):
+    if explicit:
+        return explicit
+    venv = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "mpiexec"
+    return str(venv) if venv.exists() else "mpiexec"
+
+
+def command(a, hosts, main, spares, reports):
+    """mpiexec and its options for a job of main + spares processes, up to
+    the process count (the caller adds -x NAME, -n and the program). The
+    second value is the host of each process (None on one machine)."""
+    # HAN, Open MPI's collectives across nodes, returns success with an
+    # unwritten buffer when a process dies during the call.
+    cmd = [find_mpiexec(a.mpiexec), "--with-ft", "ulfm", "--mca", "btl", "self,sm,tcp", "--mca", "coll", "^han"]
+    placement = None
+    if hosts:
+        placement = place(hosts, main, spares)
+        rank_file = os.path.join(reports, "rankfile")
+        placed = write_rank_file(hosts, placement, rank_file)
+        cmd += ["--host", ",".join(f"{h}:{max(s, c)}" for (h, s), c in zip(hosts, placed)),
+                "--map-by", f"rankfile:file={rank_file}:OVERSUBSCRIBE"]
+        placement = [hosts[j][0] for j in placement]
+    else:
+        cmd += ["--oversubscribe"]
+    if a.launch_agent:
+        cmd += ["--prtemca", "plm_ssh_agent", str(Path(a.launch_agent).resolve())]
+    return cmd + shlex.split(a.mpiexec_args), placement
+
+
+def export(cmd, env, names):
+    """-x NAME for each of `names` set in env: the processes on other hosts get it too."""
+    for name in names:
+        if name in env:
+            cmd += ["-x", name]
+    return cmd
+
+
+def base_environment():
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    return env
+
+
+def nodes_lost(launcher_text):
+    """The hosts whose launcher daemon the job lost, as Open MPI's launcher
+    says before it ends the whole job (it cannot go on without a node)."""
+    lost = []
+    # The daemon lost while the job ran, or while it started.
+    for m in re.finditer(r"Remote daemon: *\S+ on node (\S+)|daemon failed to report back.*?Remote host: *(\S+)",
+                         launcher_text, re.S):
+        name = m.group(1) or m.group(2)
+        if name not in lost:
+            lost.append(name)
+    return lost
+
+
+def say_nodes_lost(lost):
+    if lost:
+        print(f"rampart-run: node(s) {', '.join(lost)} lost: Open MPI's launcher ends the whole job when a node "
+              "is lost, whatever fault tolerance the program has (docs/cluster.md)", file=sys.stderr)
+
+
+def run_again_if_launcher_failed(cmd, attempts=3):
+    """Runs cmd (an mpiexec command line), its output (standard error in
+    standard output) passing through as it comes; runs it again, at most
+    attempts - 1 more times, when the launcher itself failed to start before
+    any process of the program ran. Returns the last exit code."""
+    for attempt in range(1, attempts + 1):
+        job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        failed = False
+        for line in job.stdout:
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
+            failed = failed or LAUNCHER_FAILED.encode() in line
+        code = job.wait()
+        if code == 0 or not failed or attempt == attempts:
+            return code
+        print(f"rampart-run: the launcher failed to start (attempt {attempt}); starting it again", file=sys.stderr)
+        time.sleep(1)
+
+
+if __name__ == "__main__":
+    # For tests and scripts: python3 rampart_launch.py MPIEXEC ARGS...
+    if len(sys.argv) < 2:
+        sys.exit("usage: rampart_launch.py MPIEXEC ARGS...  (runs it again when the launcher fails to start)")
+    sys.exit(run_again_if_launcher_failed(sys.argv[1:]))
