@@ -9,6 +9,8 @@
 
 #include "engine_impl.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <unistd.h>
 #include <chrono>
 #include <csignal>
@@ -143,8 +145,12 @@ void engine::impl::watch_mpi_start() {
 void engine::impl::note_start() const {
     if (owner_.config_.report.empty()) return;
     const std::string path = owner_.config_.report + ".start." + std::to_string(process_);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const nlohmann::ordered_json note = {{"process", process_}, {"pid", static_cast<long long>(::getpid())},
+                                         {"host", host}};
     if (FILE* f = std::fopen(path.c_str(), "w")) {
-        std::fprintf(f, "{\"process\":%d,\"pid\":%lld}\n", process_, static_cast<long long>(::getpid()));
+        std::fprintf(f, "%s\n", note.dump().c_str());
         std::fclose(f);
     }
 }

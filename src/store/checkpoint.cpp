@@ -2,12 +2,19 @@
 // record lives in blocks [q*slot, (q+1)*slot) of each version: a head
 // (magic, iteration, state bytes, channel bytes), the state, and the counts
 // of its message channels at the save, which a replacement gives back to the
-// engine so that numbering and duplicates continue from that moment.
+// engine so that numbering and duplicates continue from that moment. Every
+// k-th complete record also goes to disk (checkpoint_disk.hpp).
 
 #include <rampart/comm/comm.hpp>
 #include <rampart/recovery/recovery.hpp>
 #include <rampart/store/checkpoint.hpp>
 
+#include "checkpoint_disk.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -25,6 +32,27 @@ struct record_head {
     std::uint64_t channel_bytes = 0;
 };
 
+long long wall_clock_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// For rampart-run's report: where a rank resumed from and how long loading took.
+void note_restore(const char* from, std::uint64_t iteration, long long began_us) {
+    const char* prefix = std::getenv("RAMPART_REPORT");
+    if (!prefix || !*prefix) return;
+    const std::string path = std::string(prefix) + ".restored." + std::to_string(comm::rank()) + "." +
+                             std::to_string(recovery::incarnation());
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fprintf(f, "{\"rank\":%d,\"incarnation\":%d,\"from\":\"%s\",\"iteration\":%llu,\"began_us\":%lld,"
+                        "\"done_us\":%lld}\n",
+                     comm::rank(), recovery::incarnation(), from, static_cast<unsigned long long>(iteration), began_us,
+                     wall_clock_us());
+        std::fclose(f);
+    }
+}
+
 std::size_t slot_blocks(std::size_t max_state_bytes) {
     if (max_state_bytes == 0)
         throw rampart::invalid_argument("rampart::store::checkpoints: a state of at most 0 bytes");
@@ -33,7 +61,11 @@ std::size_t slot_blocks(std::size_t max_state_bytes) {
 }  // namespace
 
 checkpoints::checkpoints(std::size_t max_state_bytes, options opts)
-    : slot_blocks_(slot_blocks(max_state_bytes)), store_(std::make_unique<store>(block, opts)) {}
+    : slot_blocks_(slot_blocks(max_state_bytes)), store_(std::make_unique<store>(block, opts)) {
+    static std::atomic<int> objects{0};  // made in the same order on every rank
+    disk_ = std::make_unique<detail::disk_copies>(detail::disk_settings::from_environment(), objects++, comm::rank(),
+                                                  comm::size());
+}
 
 checkpoints::~checkpoints() {
     // Kept, open, until the process ends (never destroyed: closing waits for
@@ -84,6 +116,7 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
         return false;
     }
     if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
+    const std::size_t record_bytes = sizeof(record_head) + state.size() + channels.size();
     if (!previous_.empty()) {
         const std::uint64_t before = comm::counters().send_log_trimmed;
         recovery::trim_send_log(recovery::channel_state::from_bytes(previous_));
@@ -91,11 +124,14 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
     }
     previous_ = std::move(channels);
     ++counters_.saved;
+    disk_->offer(counters_.saved, iteration, std::string(reinterpret_cast<const char*>(slot.data()), record_bytes));
     return true;
 }
 
 std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes() {
-    if (recovery::incarnation() == 0 || store_->version() == 0) return std::nullopt;
+    if (recovery::incarnation() == 0 || store_->version() == 0)
+        return disk_->restarted() ? restore_from_disk() : std::nullopt;
+    const long long began_us = wall_clock_us();
     const auto me = static_cast<std::uint64_t>(comm::rank()), p = static_cast<std::uint64_t>(comm::size());
     if (store_->blocks() != p * slot_blocks_)
         throw rampart::invalid_argument("rampart::store::checkpoints::restore: the checkpoint has " +
@@ -113,7 +149,39 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes(
     recovery::restore_channels(recovery::channel_state::from_bytes(at + h.state_bytes, h.channel_bytes));
     previous_.assign(at + h.state_bytes, at + h.state_bytes + h.channel_bytes);
     ++counters_.restored;
+    note_restore("memory", h.iteration, began_us);
     return std::pair{h.iteration, std::string(at, h.state_bytes)};
+}
+
+// A job started again: every rank resumes from the newest checkpoint
+// complete on disk. No message crossed that cut, so every channel starts
+// anew there (counts 0), on every rank alike; a replacement in this job
+// before its first checkpoint in memory resumes from there too.
+std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_from_disk() {
+    const long long began_us = wall_clock_us();
+    const auto bytes = disk_->newest_record();
+    if (!bytes) return std::nullopt;
+    record_head h;
+    if (bytes->size() < sizeof h) throw store_error("rampart::store::checkpoints::restore: a record on disk is cut short");
+    std::memcpy(&h, bytes->data(), sizeof h);
+    if (h.magic != record_magic || h.state_bytes > bytes->size() - sizeof h ||
+        h.channel_bytes != bytes->size() - sizeof h - h.state_bytes)
+        throw store_error("rampart::store::checkpoints::restore: the record of rank " + std::to_string(comm::rank()) +
+                          " on disk is malformed");
+    ++counters_.restored;
+    ++counters_.restored_from_disk;
+    note_restore("disk", h.iteration, began_us);
+    return std::pair{h.iteration, bytes->substr(sizeof h, h.state_bytes)};
+}
+
+checkpoint_counters checkpoints::counters() const {
+    checkpoint_counters c = counters_;
+    const detail::disk_counters d = disk_->counters();
+    c.disk_written = d.written;
+    c.disk_skipped = d.skipped;
+    c.disk_bytes = d.bytes;
+    c.disk_write_seconds = d.write_seconds;
+    return c;
 }
 
 }  // namespace rampart::store

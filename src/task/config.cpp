@@ -15,9 +15,12 @@ extern char** environ;
 namespace rampart {
 namespace {
 
-constexpr std::array<std::string_view, 7> known_names{"RAMPART_THREADS",    "RAMPART_KILL", "RAMPART_REPORT",
-                                                      "RAMPART_SPARES",     "RAMPART_ERROR_RATE", "RAMPART_SEED",
-                                                      "RAMPART_RANKS_PER_NODE"};
+// The store's checkpoint names are read by the store (checkpoint_disk.cpp).
+constexpr std::array<std::string_view, 10> known_names{
+    "RAMPART_THREADS",      "RAMPART_KILL",           "RAMPART_REPORT",
+    "RAMPART_SPARES",       "RAMPART_ERROR_RATE",     "RAMPART_SEED",
+    "RAMPART_RANKS_PER_NODE", "RAMPART_CHECKPOINT_DIR", "RAMPART_CHECKPOINT_DISK_EVERY",
+    "RAMPART_RESTART"};
 
 int parse_int_at_least(std::string_view name, std::string_view text, int least, const char* what) {
     int v = 0;
@@ -138,7 +141,7 @@ environment_config read_environment_config() {
         } else if (name == "RAMPART_REPORT") {
             if (value.empty()) throw rampart::invalid_argument("rampart: RAMPART_REPORT is empty");
             c.report = std::string(value);
-        } else {
+        } else if (std::find(known_names.begin(), known_names.end(), name) == known_names.end()) {
             c.warnings.push_back("rampart: warning: unknown environment variable " + std::string(name) + " ignored" +
                                  closest_known(name));
         }

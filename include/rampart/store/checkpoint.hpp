@@ -43,7 +43,16 @@ struct checkpoint_counters {
     std::uint64_t restored = 0;     ///< 1 on a replacement that resumed from a checkpoint
     std::uint64_t log_trimmed = 0;  ///< messages dropped from the send log by saves
     std::uint64_t skipped = 0;      ///< saves a replacement left out: the survivors had begun them without it
+    std::uint64_t restored_from_disk = 0;   ///< 1 on a rank of a job started again that resumed from disk
+    std::uint64_t disk_written = 0;         ///< checkpoints this rank wrote to the checkpoint folder
+    std::uint64_t disk_skipped = 0;         ///< due for the disk while the previous write still ran
+    std::uint64_t disk_bytes = 0;           ///< bytes this rank wrote there
+    double disk_write_seconds = 0;          ///< how long those writes took (in the background)
 };
+
+namespace detail {
+class disk_copies;
+}
 
 /// Per-rank checkpoints in a rampart::store. Every rank creates one at the
 /// same point, before it sends or receives anything, and calls save at the
@@ -51,6 +60,12 @@ struct checkpoint_counters {
 /// stay in memory until the process ends, since a rank that dies after the
 /// others' programs have ended is still replaced from it (their send logs
 /// no longer hold what came before it).
+///
+/// With RAMPART_CHECKPOINT_DIR set (rampart-run --checkpoint-dir), every
+/// k-th complete checkpoint (RAMPART_CHECKPOINT_DISK_EVERY, default 1) is
+/// also written there by a background thread, and a job started again after
+/// it lost a node (RAMPART_RESTART=1, rampart-run --restart) resumes from the
+/// newest checkpoint complete on disk: restore() returns it on every rank.
 class checkpoints {
 public:
     /// A slot of `max_state_bytes` per rank (the serialised state must fit).
@@ -86,7 +101,9 @@ public:
     /// newest complete checkpoint, with the message channels set back to
     /// that moment (the survivors' re-sent messages from before it are
     /// dropped). Empty on a rank's first process, and when no checkpoint was
-    /// complete (the replacement then runs from the start). Call it once,
+    /// complete (the replacement then runs from the start). In a job started
+    /// again (RAMPART_RESTART=1): the newest checkpoint complete on disk, on
+    /// every rank, with every channel starting anew there. Call it once,
     /// right after the constructor.
     template <class T>
     std::optional<restored<T>> restore() {
@@ -100,18 +117,20 @@ public:
         return out;
     }
 
-    checkpoint_counters counters() const noexcept { return counters_; }
+    checkpoint_counters counters() const;
     /// The store the checkpoints live in (its counters, its replication level).
     store& storage() noexcept { return *store_; }
 
 private:
     bool save_bytes(std::uint64_t iteration, const std::string& state);
     std::optional<std::pair<std::uint64_t, std::string>> restore_bytes();
+    std::optional<std::pair<std::uint64_t, std::string>> restore_from_disk();
 
     std::size_t slot_blocks_ = 0;
     std::unique_ptr<store> store_;
     checkpoint_counters counters_;
     std::vector<char> previous_;  // channel counts of the last complete checkpoint, as bytes
+    std::unique_ptr<detail::disk_copies> disk_;
 };
 
 }  // namespace rampart::store

@@ -1,0 +1,207 @@
+// The disk level of the store's checkpoints (checkpoint_disk.hpp).
+
+#include "checkpoint_disk.hpp"
+
+#include <rampart/task/errors.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+#include <unistd.h>
+#include <vector>
+
+namespace rampart::store::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint64_t positive(const char* name, std::string_view text) {
+    std::uint64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || end != text.data() + text.size() || v == 0)
+        throw rampart::invalid_argument("rampart: " + std::string(name) + "='" + std::string(text) +
+                                        "' is not a positive integer");
+    return v;
+}
+
+// Writes `bytes` to `path` and syncs it; false on any failure.
+bool write_synced(const fs::path& path, const std::string& bytes) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    const bool ok = done == bytes.size() && ::fsync(fd) == 0;
+    return ::close(fd) == 0 && ok;
+}
+
+void sync_dir(const fs::path& dir) {
+    if (const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+// The iteration a folder "iteration-I" names, or nothing.
+std::optional<std::uint64_t> iteration_of(const fs::path& dir) {
+    const std::string name = dir.filename().string();
+    constexpr std::string_view prefix = "iteration-";
+    if (!name.starts_with(prefix)) return std::nullopt;
+    std::uint64_t v = 0;
+    auto [end, ec] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), v);
+    if (ec != std::errc{} || end != name.data() + name.size()) return std::nullopt;
+    return v;
+}
+
+std::string rank_file(int rank) { return "rank-" + std::to_string(rank) + ".bin"; }
+
+}  // namespace
+
+disk_settings disk_settings::from_environment() {
+    disk_settings s;
+    if (const char* d = std::getenv("RAMPART_CHECKPOINT_DIR"); d && *d) s.dir = fs::absolute(d);
+    if (const char* e = std::getenv("RAMPART_CHECKPOINT_DISK_EVERY"); e && *e)
+        s.every = positive("RAMPART_CHECKPOINT_DISK_EVERY", e);
+    if (const char* r = std::getenv("RAMPART_RESTART"); r && *r) {
+        if (std::string_view(r) != "1" && std::string_view(r) != "0")
+            throw rampart::invalid_argument("rampart: RAMPART_RESTART='" + std::string(r) + "' is not 0 or 1");
+        s.restart = std::string_view(r) == "1";
+    }
+    return s;
+}
+
+disk_copies::disk_copies(disk_settings settings, int object, int rank, int ranks)
+    : settings_(std::move(settings)), rank_(rank), ranks_(ranks) {
+    if (!enabled()) return;
+    root_ = settings_.dir / ("checkpoints-" + std::to_string(object));
+    writer_ = std::thread([this] { run(); });
+}
+
+disk_copies::~disk_copies() {
+    if (!writer_.joinable()) return;
+    {
+        std::lock_guard lock(m_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    writer_.join();
+}
+
+fs::path disk_copies::iteration_dir(std::uint64_t iteration) const {
+    return root_ / ("iteration-" + std::to_string(iteration));
+}
+
+void disk_copies::offer(std::uint64_t complete, std::uint64_t iteration, std::string record) {
+    if (!enabled() || complete % settings_.every != 0) return;
+    {
+        std::lock_guard lock(m_);
+        if (busy_ || pending_) {
+            ++counters_.skipped;
+            return;
+        }
+        pending_.emplace(iteration, std::move(record));
+    }
+    cv_.notify_all();
+}
+
+void disk_copies::run() {
+    for (;;) {
+        std::pair<std::uint64_t, std::string> job;
+        {
+            std::unique_lock lock(m_);
+            cv_.wait(lock, [this] { return stop_ || pending_; });
+            if (!pending_) return;  // stopping, nothing left to write
+            job = std::move(*pending_);
+            pending_.reset();
+            busy_ = true;
+        }
+        write(job.first, job.second);
+        std::lock_guard lock(m_);
+        busy_ = false;
+    }
+}
+
+void disk_copies::write(std::uint64_t iteration, const std::string& record) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const fs::path dir = iteration_dir(iteration), file = dir / rank_file(rank_);
+    const fs::path partial = fs::path(file).concat(".partial");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    bool ok = !ec && write_synced(partial, record);
+    if (ok) {
+        fs::rename(partial, file, ec);  // the file appears whole, or not at all
+        ok = !ec;
+        sync_dir(dir);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!ok) {
+        std::fprintf(stderr, "rampart: rank %d: the checkpoint of iteration %llu could not be written to %s\n", rank_,
+                     static_cast<unsigned long long>(iteration), file.c_str());
+        fs::remove(partial, ec);
+    }
+    std::uint64_t keep_from = 0;
+    {
+        std::lock_guard lock(m_);
+        counters_.write_seconds += seconds;
+        if (!ok) {
+            ++counters_.failed;
+            return;
+        }
+        ++counters_.written;
+        counters_.bytes += record.size();
+        // The first write of a job keeps everything: a job started again
+        // keeps the checkpoint it resumed from until it has one of its own.
+        keep_from = wrote_any_ ? last_written_ : 0;
+        last_written_ = iteration;
+        wrote_any_ = true;
+    }
+    drop_old(keep_from);
+}
+
+// Removes this rank's files of the iterations before `keep_from`, and their
+// folders once empty (the last rank to remove its file removes the folder).
+void disk_copies::drop_old(std::uint64_t keep_from) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(root_, ec)) {
+        const auto it = iteration_of(entry.path());
+        if (!it || *it >= keep_from) continue;
+        fs::remove(entry.path() / rank_file(rank_), ec);
+        fs::remove(entry.path(), ec);  // only when empty
+    }
+}
+
+std::optional<std::string> disk_copies::newest_record() const {
+    if (!enabled()) return std::nullopt;
+    std::vector<std::uint64_t> iterations;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(root_, ec))
+        if (const auto it = iteration_of(entry.path())) iterations.push_back(*it);
+    std::sort(iterations.rbegin(), iterations.rend());
+    for (const std::uint64_t it : iterations) {
+        const fs::path dir = iteration_dir(it);
+        bool complete = true;
+        for (int r = 0; r < ranks_ && complete; ++r) complete = fs::exists(dir / rank_file(r), ec);
+        if (!complete) continue;
+        std::ifstream in(dir / rank_file(rank_), std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!in.bad()) return bytes;
+    }
+    return std::nullopt;
+}
+
+disk_counters disk_copies::counters() const {
+    std::lock_guard lock(m_);
+    return counters_;
+}
+
+}  // namespace rampart::store::detail

@@ -1,0 +1,79 @@
+#pragma once
+// The disk level of the store's checkpoints: every k-th checkpoint that is
+// complete in memory is also written to a folder (on a cluster, the
+// parallel file system) by a thread of its own, so that the program does
+// not wait for the disk. A job started again after it lost a node
+// (RAMPART_RESTART) resumes from the newest checkpoint complete there.
+//
+// Layout: DIR/checkpoints-C/iteration-I/rank-R.bin, C counting the
+// checkpoints objects of the program in the order they are made. Each rank
+// writes its file under a temporary name, syncs it and renames it: a file
+// that exists is whole, and a checkpoint counts only when every rank's file
+// is there. Each rank keeps its two newest files.
+
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace rampart::store::detail {
+
+/// From the environment: RAMPART_CHECKPOINT_DIR (no disk level without it),
+/// RAMPART_CHECKPOINT_DISK_EVERY (k, default 1), RAMPART_RESTART (1: this
+/// job continues one that ended). Throws rampart::invalid_argument for
+/// malformed values.
+struct disk_settings {
+    std::filesystem::path dir;
+    std::uint64_t every = 1;
+    bool restart = false;
+    static disk_settings from_environment();
+};
+
+struct disk_counters {
+    std::uint64_t written = 0;      ///< checkpoints this rank wrote to disk
+    std::uint64_t skipped = 0;      ///< due for the disk while the previous write was still under way
+    std::uint64_t bytes = 0;        ///< bytes written
+    double write_seconds = 0;       ///< time the writes took, in the background
+    std::uint64_t failed = 0;       ///< writes that failed (the message went to stderr)
+};
+
+class disk_copies {
+public:
+    disk_copies(disk_settings settings, int object, int rank, int ranks);
+    ~disk_copies();  // waits for the write under way
+    disk_copies(const disk_copies&) = delete;
+    disk_copies& operator=(const disk_copies&) = delete;
+
+    bool enabled() const { return !settings_.dir.empty(); }
+    bool restarted() const { return settings_.restart; }
+    /// After the `complete`-th checkpoint completed in memory: writes
+    /// `record` as this rank's part of `iteration` when it is due, in the
+    /// background; skipped (counted) while the previous write runs.
+    void offer(std::uint64_t complete, std::uint64_t iteration, std::string record);
+    /// This rank's record of the newest checkpoint complete on disk.
+    std::optional<std::string> newest_record() const;
+    disk_counters counters() const;
+
+private:
+    std::filesystem::path iteration_dir(std::uint64_t iteration) const;
+    void write(std::uint64_t iteration, const std::string& record);
+    void drop_old(std::uint64_t keep_from);
+    void run();
+
+    disk_settings settings_;
+    std::filesystem::path root_;
+    int rank_ = 0, ranks_ = 0;
+    mutable std::mutex m_;
+    std::condition_variable cv_;
+    std::optional<std::pair<std::uint64_t, std::string>> pending_;
+    bool busy_ = false, stop_ = false;
+    std::uint64_t last_written_ = 0;
+    bool wrote_any_ = false;
+    disk_counters counters_;
+    std::thread writer_;
+};
+
+}  // namespace rampart::store::detail
