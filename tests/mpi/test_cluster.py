@@ -11,11 +11,17 @@ usage: test_cluster.py TOOLS SCENARIO PROGRAM [ARGS...]
                   goes on
   node_lost       a rampart program; a whole node killed while it runs: the
                   job ends, and rampart-run names the node
+  node_restart    a rampart program that saves checkpoints (with
+                  --checkpoint-dir); a node killed once a checkpoint is complete
+                  on disk: rampart-run --restart starts it again on the nodes
+                  left, it resumes from there, and its result is the fault-free
+                  one
 Exits 77 (skipped) where the cluster cannot be made (not root, no namespaces).
 """
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,8 +74,8 @@ def main():
                    "--launch-agent", os.path.join(tools, "rampart-cluster-agent"),
                    "--mpiexec-args", "--mca btl_tcp_if_include 10.77.0.0/24 --prtemca oob_tcp_if_include 10.77.0.0/24",
                    "--json"]
-    return {"rank_killed": rank_killed, "replica_killed": replica_killed,
-            "node_lost": node_lost}[scenario](rampart_run, cluster, program)
+    return {"rank_killed": rank_killed, "replica_killed": replica_killed, "node_lost": node_lost,
+            "node_restart": node_restart}[scenario](rampart_run, cluster, program)
 
 
 def spans_nodes(report, want):
@@ -118,26 +124,58 @@ def replica_killed(rampart_run, cluster, program):
     return 0
 
 
-def node_lost(rampart_run, cluster, program):
-    reports = tempfile.mkdtemp(prefix="rampart-cluster-test-", dir=os.getcwd())
-    job = subprocess.Popen(rampart_run + ["--report-dir", reports, "-n", "6", "--spares", "1", "--threads", "1",
-                                          "--"] + program, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def kill_node_once(cluster, cmd, ready):
+    """Starts cmd, kills node 1 once ready() holds; the output."""
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
-    while len(glob.glob(os.path.join(reports, "*", "rank.start.*"))) < 7:  # every process runs the program
+    while not ready():
         if time.monotonic() > deadline or job.poll() is not None:
             job.kill()
-            fail("the job did not start on every node:\n" + job.communicate()[0][-3000:])
+            fail("the job did not reach the moment of the kill:\n" + job.communicate()[0][-3000:])
         time.sleep(0.05)
     subprocess.run(cluster + ["kill-node", "1"], check=True)
     out = job.communicate(timeout=TIMEOUT)[0]
+    print(f"rampart-run's exit code: {job.returncode}")
+    return job.returncode, out
+
+
+def node_lost(rampart_run, cluster, program):
+    reports = tempfile.mkdtemp(prefix="rampart-cluster-test-", dir=os.getcwd())
+    started = lambda: len(glob.glob(os.path.join(reports, "*", "rank.start.*"))) == 7  # every process runs it
+    code, out = kill_node_once(cluster, rampart_run + ["--report-dir", reports, "-n", "6", "--spares", "1", "--threads",
+                                                      "1", "--"] + program, started)
     os.rmdir(reports)
     r = report_of(out)
     print(out[-1500:])
-    if job.returncode == 0 or r["exit_code"] == 0:
+    if code == 0 or r["exit_code"] == 0:
         fail("rampart-run said that the job succeeded")
     if r["nodes_lost"] != ["rpnode1"] or "node(s) rpnode1 lost" not in out:
         fail(f"rampart-run did not name the lost node: nodes_lost {r['nodes_lost']}")
     print("the lost node was named")
+    return 0
+
+
+def node_restart(rampart_run, cluster, program):
+    local = [rampart_run[0], "-n", "6", "--spares", "1", "--threads", "1", "--"] + program
+    code, out = run(local)
+    reference = checksum_of(out)
+    folder = tempfile.mkdtemp(prefix="rampart-cluster-checkpoints-", dir=os.getcwd())
+    try:
+        on_disk = lambda: len(glob.glob(os.path.join(folder, "checkpoints-0", "iteration-*", "rank-*.bin"))) >= 6
+        code, out = kill_node_once(cluster, rampart_run + ["--checkpoint-dir", folder, "--restart", "-n", "6",
+                                                           "--spares", "1", "--threads", "1", "--"] + program, on_disk)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    r = report_of(out)
+    restarts = r.get("restarts_after_node_loss", [])
+    print(f"fault-free {reference}, node 1 killed {checksum_of(out)}; restarts {restarts}")
+    if code != 0 or checksum_of(out) != reference:
+        fail("the result differs from the fault-free run's:\n" + out[-3000:])
+    if len(restarts) != 1 or restarts[0]["resumed_from_iteration"] is None:
+        fail("the job was not started again from a checkpoint on disk")
+    if "10.77.0.3" in restarts[0]["hosts_left"] or len(set(r["hosts"])) != 2:
+        fail(f"the job started again on {restarts[0]['hosts_left']}, not on the 2 nodes left")
+    print("identical across nodes after a restart from disk")
     return 0
 
 
