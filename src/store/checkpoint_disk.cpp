@@ -4,6 +4,8 @@
 
 #include <rampart/task/errors.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -65,6 +67,11 @@ std::optional<std::uint64_t> iteration_of(const fs::path& dir) {
 
 std::string rank_file(int rank) { return "rank-" + std::to_string(rank) + ".bin"; }
 
+long long wall_clock_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 }  // namespace
 
 disk_settings disk_settings::from_environment() {
@@ -95,6 +102,22 @@ disk_copies::~disk_copies() {
     }
     cv_.notify_all();
     writer_.join();
+    note_counters();
+}
+
+// For rampart-run's report: what this rank wrote to disk.
+void disk_copies::note_counters() const {
+    const char* prefix = std::getenv("RAMPART_REPORT");
+    if (!prefix || !*prefix) return;
+    const std::string path = std::string(prefix) + ".disk." + std::to_string(rank_) + "." + std::to_string(::getpid());
+    nlohmann::ordered_json note = {{"rank", rank_},           {"written", counters_.written},
+                                   {"skipped", counters_.skipped}, {"failed", counters_.failed},
+                                   {"bytes", counters_.bytes},     {"write_seconds", counters_.write_seconds},
+                                   {"writes", writes_}};
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fprintf(f, "%s\n", note.dump().c_str());
+        std::fclose(f);
+    }
 }
 
 fs::path disk_copies::iteration_dir(std::uint64_t iteration) const {
@@ -133,6 +156,7 @@ void disk_copies::run() {
 
 void disk_copies::write(std::uint64_t iteration, const std::string& record) {
     const auto t0 = std::chrono::steady_clock::now();
+    const long long began_us = wall_clock_us();
     const fs::path dir = iteration_dir(iteration), file = dir / rank_file(rank_);
     const fs::path partial = fs::path(file).concat(".partial");
     std::error_code ec;
@@ -159,6 +183,9 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
         }
         ++counters_.written;
         counters_.bytes += record.size();
+        if (writes_.size() < 1000)
+            writes_.push_back({static_cast<long long>(iteration), began_us, wall_clock_us(),
+                               static_cast<long long>(record.size())});
         // The first write of a job keeps everything: a job started again
         // keeps the checkpoint it resumed from until it has one of its own.
         keep_from = wrote_any_ ? last_written_ : 0;

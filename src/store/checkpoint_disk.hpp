@@ -11,6 +11,7 @@
 // that exists is whole, and a checkpoint counts only when every rank's file
 // is there. Each rank keeps its two newest files.
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace rampart::store::detail {
 
@@ -62,6 +64,7 @@ private:
     void write(std::uint64_t iteration, const std::string& record);
     void drop_old(std::uint64_t keep_from);
     void run();
+    void note_counters() const;
 
     disk_settings settings_;
     std::filesystem::path root_;
@@ -73,6 +76,8 @@ private:
     std::uint64_t last_written_ = 0;
     bool wrote_any_ = false;
     disk_counters counters_;
+    // Each write (the first ones, for the report): iteration, began and ended (µs since the epoch), bytes.
+    std::vector<std::array<long long, 4>> writes_;
     std::thread writer_;
 };
 
