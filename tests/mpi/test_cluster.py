@@ -11,6 +11,10 @@ usage: test_cluster.py TOOLS SCENARIO PROGRAM [ARGS...]
                   goes on
   node_lost       a rampart program; a whole node killed while it runs: the
                   job ends, and rampart-run names the node
+  node_ranks_lost rampart-kmeans on 8 ranks over 4 nodes, its points in the
+                  store with 2 copies: both ranks of node 1 killed at once; the
+                  survivors load every point (the copies are on other nodes)
+                  and the result is the fault-free one
   node_restart    a rampart program that saves checkpoints (with
                   --checkpoint-dir); a node killed once a checkpoint is complete
                   on disk: rampart-run --restart starts it again on the nodes
@@ -67,7 +71,8 @@ def main():
     if code == 77:
         print(out.strip())
         return 77
-    code, hosts = run(cluster + ["hosts", "--slots", "2"])
+    nodes = "4" if scenario == "node_ranks_lost" else "3"
+    code, hosts = run(cluster + ["hosts", "--slots", "2", "--nodes", nodes])
     if code != 0:
         fail("no test cluster (the fixture cluster.up makes it): " + hosts)
     rampart_run = [os.path.join(tools, "rampart-run"), "--hosts", hosts.strip(),
@@ -75,7 +80,7 @@ def main():
                    "--mpiexec-args", "--mca btl_tcp_if_include 10.77.0.0/24 --prtemca oob_tcp_if_include 10.77.0.0/24",
                    "--json"]
     return {"rank_killed": rank_killed, "replica_killed": replica_killed, "node_lost": node_lost,
-            "node_restart": node_restart}[scenario](rampart_run, cluster, program)
+            "node_restart": node_restart, "node_ranks_lost": node_ranks_lost}[scenario](rampart_run, cluster, program)
 
 
 def spans_nodes(report, want):
@@ -152,6 +157,26 @@ def node_lost(rampart_run, cluster, program):
     if r["nodes_lost"] != ["rpnode1"] or "node(s) rpnode1 lost" not in out:
         fail(f"rampart-run did not name the lost node: nodes_lost {r['nodes_lost']}")
     print("the lost node was named")
+    return 0
+
+
+def node_ranks_lost(rampart_run, cluster, program):
+    code, out = run(program + ["--threads", "1", "--json"])
+    reference = json.loads(out.strip().splitlines()[-1])
+    code, out = run(rampart_run + ["-n", "8", "--threads", "1", "--kill", "2@iter5", "--kill", "3@iter5", "--"] +
+                    program + ["--threads", "1", "--json"])
+    r = report_of(out)
+    result = r.get("result") or fail("no result:\n" + out[-3000:])
+    print(f"hosts {r['hosts']}; lost {result['lost_ranks']}, {result['points_reloaded']} points reloaded, "
+          f"{result['replicas']} copies of each")
+    spans_nodes(r, 4)
+    if r["hosts"][2] != r["hosts"][3] or r["hosts"][2] in (r["hosts"][0], r["hosts"][4], r["hosts"][6]):
+        fail("ranks 2 and 3 are not alone together on a node")
+    if code != 0 or result["assignments"] != reference["assignments"]:
+        fail("the assignments differ from the fault-free run's:\n" + out[-3000:])
+    if result["lost_ranks"] != [2, 3] or result["points_reloaded"] <= 0:
+        fail("ranks 2 and 3 were not lost, or no point was loaded from the store")
+    print("identical across nodes after a node's ranks were lost together")
     return 0
 
 
