@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Crash recovery across nodes against one machine: the distributed
-rampart-stencil1d on 6 ranks + 1 spare, 32 subdomains of 2000 points per
-rank, 1000 iterations of 16 steps, 1 worker thread per rank; rank 2 killed
-with SIGKILL at iteration 500. Interleaved, each repetition runs it
-- on 3 nodes of the test cluster (tools/rampart-cluster, 2 ranks a node,
-  the spare on the third), over TCP;
+rampart-stencil1d, 32 subdomains of 2000 points per rank, 1000 iterations
+of 16 steps, 1 worker thread per rank, a spare; rank 1 killed with SIGKILL
+at iteration 500. Two sizes: 6 ranks + 1 spare (2 ranks a node, the spare
+on the third: 7 processes on this machine's cores) and 2 ranks + 1 spare
+(one process a node). Interleaved, each repetition runs each size
+- on 3 nodes of the test cluster (tools/rampart-cluster), over TCP;
 - on this machine alone (shared memory between the ranks);
 and a fault-free run of each. Records the phases of each recovery as
 rampart-run reports them, and whether each result equals the fault-free
@@ -23,22 +24,27 @@ build = Path(sys.argv[1] if len(sys.argv) > 1 else "build")
 REPEAT = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 root = Path(__file__).resolve().parent.parent
 tools = root / "tools"
-RANKS, NODES, KILL = 6, 3, "2@iter500"
-app = [str(build / "apps/rampart-stencil1d"), "--subdomains", str(32 * RANKS), "--points", "2000",
-       "--iterations", "1000", "--steps", "16", "--threads", "1", "--variant", "dataflow", "--json"]
+NODES, KILL = 3, "1@iter500"
+SIZES = {"6_ranks": (6, 2), "2_ranks": (2, 1)}  # ranks, slots a node
+
+
+def app(ranks):
+    return [str(build / "apps/rampart-stencil1d"), "--subdomains", str(32 * ranks), "--points", "2000",
+            "--iterations", "1000", "--steps", "16", "--threads", "1", "--variant", "dataflow", "--json"]
 PHASES = ("detect_ms", "agree_ms", "takeover_ms", "resend_ms", "recover_ms")
 
 
-def run(where, kill):
-    cmd = [str(tools / "rampart-run"), "-n", str(RANKS), "--spares", "1", "--threads", "1", "--json"]
+def run(size, where, kill):
+    ranks, slots = SIZES[size]
+    cmd = [str(tools / "rampart-run"), "-n", str(ranks), "--spares", "1", "--threads", "1", "--json"]
     if where == "nodes":
-        hosts = subprocess.run([str(tools / "rampart-cluster"), "hosts", "--slots", "2"], check=True,
+        hosts = subprocess.run([str(tools / "rampart-cluster"), "hosts", "--slots", str(slots)], check=True,
                                capture_output=True, text=True).stdout.strip()
         cmd += ["--hosts", hosts, "--launch-agent", str(tools / "rampart-cluster-agent"), "--mpiexec-args",
                 "--mca btl_tcp_if_include 10.77.0.0/24 --prtemca oob_tcp_if_include 10.77.0.0/24"]
     if kill:
         cmd += ["--kill", kill]
-    done = subprocess.run(cmd + ["--"] + app, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd + ["--"] + app(ranks), capture_output=True, text=True, timeout=300)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -47,13 +53,15 @@ def main():
     if made.returncode != 0:
         sys.exit(f"bench/run_cluster.py: no test cluster: {made.stdout.strip()} {made.stderr.strip()}")
     try:
-        runs = {w: {"free": [], "kill": []} for w in ("nodes", "one_machine")}
+        pairs = [(size, where) for size in SIZES for where in ("nodes", "one_machine")]
+        runs = {f"{size}_{where}": {"free": [], "kill": []} for size, where in pairs}
         for i in range(REPEAT):
-            for where in runs:
-                runs[where]["free"].append(run(where, None))
-                r = run(where, KILL)
-                runs[where]["kill"].append(r)
-                print(f"run {i + 1} {where}: recover {r['recover_ms']} ms (detect {r['detect_ms']}, agree "
+            for size, where in pairs:
+                key = f"{size}_{where}"
+                runs[key]["free"].append(run(size, where, None))
+                r = run(size, where, KILL)
+                runs[key]["kill"].append(r)
+                print(f"run {i + 1} {key}: recover {r['recover_ms']} ms (detect {r['detect_ms']}, agree "
                       f"{r['agree_ms']}, take-over {r['takeover_ms']}, re-send {r['resend_ms']}), checksum "
                       f"{r.get('result', {}).get('checksum')}", flush=True)
     finally:
@@ -63,9 +71,9 @@ def main():
 
 def write(runs):
     med = lambda xs: statistics.median(xs) if xs else None
-    reference = runs["one_machine"]["free"][0]["result"]["checksum"]
     summary = {}
     for where, r in runs.items():
+        reference = r["free"][0]["result"]["checksum"]
         kills = r["kill"]
         summary[where] = {
             "median_ms": {p: med([x[p] for x in kills if x.get(p) is not None]) for p in PHASES},
@@ -76,16 +84,19 @@ def write(runs):
                                "kill": med([x["result"]["seconds"] for x in kills if "result" in x])},
             "hosts": kills[0].get("hosts"),
         }
-    nodes, one = summary["nodes"]["median_ms"]["recover_ms"], summary["one_machine"]["median_ms"]["recover_ms"]
+    ratio = {}
+    for size in SIZES:
+        nodes, one = (summary[f"{size}_{w}"]["median_ms"]["recover_ms"] for w in ("nodes", "one_machine"))
+        ratio[size] = round(nodes / one, 2) if nodes and one else None
     report = {
         "command": f"bench/run_cluster.py {build} {REPEAT}",
-        "config": f"stencil1d, {RANKS} ranks + 1 spare, 32 subdomains x 2000 points per rank, 1000 iterations x 16 "
-                  f"steps, 1 worker thread per rank; rank 2 killed (SIGKILL) at iteration 500; across {NODES} "
-                  "namespace nodes (2 ranks each, TCP) and on one machine (shared memory)",
-        "machine": f"{os.cpu_count()} cores, shared by all {RANKS + 1} processes in both cases",
-        "reference_checksum": reference,
+        "config": "stencil1d, 6 ranks + 1 spare and 2 ranks + 1 spare, 32 subdomains x 2000 points per rank, 1000 "
+                  f"iterations x 16 steps, 1 worker thread per rank; rank 1 killed (SIGKILL) at iteration 500; across "
+                  f"{NODES} namespace nodes (TCP) and on one machine (shared memory); results compared with the "
+                  "fault-free run of the same size and place",
+        "machine": f"{os.cpu_count()} cores, shared by all the processes of a run",
         "summary": summary,
-        "recover_nodes_over_one_machine": round(nodes / one, 2) if nodes and one else None,
+        "recover_nodes_over_one_machine": ratio,
         "runs": {w: [{p: x.get(p) for p in PHASES} | {"checksum": x.get("result", {}).get("checksum")}
                      for x in r["kill"]] for w, r in runs.items()},
     }

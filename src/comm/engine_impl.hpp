@@ -128,7 +128,7 @@ public:
         std::vector<int> dead_spares;                   // processes
         std::vector<std::pair<int, int>> replacements;  // (logical rank, process)
         std::vector<int> lost;
-        std::int64_t detect_us = 0, agreed_us = 0, resumed_us = 0;
+        std::int64_t detect_us = 0, agreed_us = 0, counted_us = 0, resumed_us = 0;  // counted: counts exchanged
         int rounds = 0;
         std::uint64_t resent_messages = 0, resent_bytes = 0;
     };

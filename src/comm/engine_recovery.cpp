@@ -251,6 +251,7 @@ void engine::impl::become(int logical) {
 bool engine::impl::exchange_and_resend(recovery_record& r) {
     std::vector<channel_counts> from;
     if (!exchange_channel_counts(from)) return false;
+    r.counted_us = wall_clock_us();
     if (role_ != role::working) return true;
     resume_receive_streams(from);
     if (logging_) resend_unreceived(from, r);

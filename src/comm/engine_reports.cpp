@@ -79,6 +79,7 @@ void engine::impl::add_recovery_report(nlohmann::ordered_json& j) const {
                               {"rounds", r.rounds},
                               {"detect_us", r.detect_us},
                               {"agreed_us", r.agreed_us},
+                              {"counted_us", r.counted_us},
                               {"resumed_us", r.resumed_us},
                               {"resent_messages", r.resent_messages},
                               {"resent_bytes", r.resent_bytes}});
