@@ -61,7 +61,19 @@ void engine::impl::divide_tags() {
     owner_.max_tag_ = reply_tag_base_ - 1;
 }
 
+namespace {
+// A peer's death breaks its TCP connections, and a write to one raises
+// SIGPIPE, whose default action ends this process too: across nodes a
+// survivor died with its dead neighbour. MPI reports the error instead.
+// A program's own handler is left alone.
+void ignore_broken_connections() {
+    struct sigaction now {};
+    if (::sigaction(SIGPIPE, nullptr, &now) == 0 && now.sa_handler == SIG_DFL) std::signal(SIGPIPE, SIG_IGN);
+}
+}  // namespace
+
 bool engine::impl::start(int spares) {
+    ignore_broken_connections();
     thread_ = std::thread([this, spares] {
         die_before_mpi_if_ordered();
         watch_mpi_start();

@@ -13,10 +13,12 @@
 #include "set_cores.hpp"
 
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +120,11 @@ void protocol::size_tables() {
 }
 
 void protocol::init(int* argc, char*** argv, int required, int* provided) {
+    // A dead peer's TCP connection raises SIGPIPE at the next write, whose
+    // default action would end this process too; MPI reports the error
+    // instead. A program's own handler is left alone.
+    struct sigaction now {};
+    if (::sigaction(SIGPIPE, nullptr, &now) == 0 && now.sa_handler == SIG_DFL) std::signal(SIGPIPE, SIG_IGN);
     int granted = 0;
     // The protocol's state has no lock: the program may call MPI from one
     // thread at a time.
