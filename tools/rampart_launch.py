@@ -98,10 +98,17 @@ def hosts_of(a):
         hosts = parse_hosts(Path(a.hostfile).read_text().splitlines(), a.hostfile)
     else:
         hosts = slurm_hosts()
+        if hosts and len(hosts) == 1:
+            return None  # an allocation of one node: this one
     local = {"localhost", "127.0.0.1", socket.gethostname()}
     if hosts and len(hosts) == 1 and hosts[0][0] in local:
         return None  # one machine: its own placement (docs/run.md)
     return hosts
+
+
+def replicas_apart(placement, ranks, replicas):
+    """The ranks whose replicas share a host (placement: the host of each process)."""
+    return [r for r in range(ranks) if len({placement[k * ranks + r] for k in range(replicas)}) < replicas]
 
 
 def place(hosts, main, spares):
@@ -122,7 +129,8 @@ def place(hosts, main, spares):
 
 
 def write_rank_file(hosts, placement, path):
-    """Open MPI's rank file: process i on its host, on slot i's index there."""
+    """Open MPI's rank file: process i on its host, on slot i's index there
+    (the job runs unbound: --bind-to none)."""
     seen = [0] * len(hosts)
     lines = []
     for process, j in enumerate(placement):
@@ -158,13 +166,16 @@ def command(a, hosts, main, spares, reports):
         placement = place(hosts, main, spares)
         rank_file = os.path.join(reports, "rankfile")
         placed = write_rank_file(hosts, placement, rank_file)
+        # Unbound: a rank file's slot would pin each process, and all the
+        # threads of a rank, to one core.
         cmd += ["--host", ",".join(f"{h}:{max(s, c)}" for (h, s), c in zip(hosts, placed)),
-                "--map-by", f"rankfile:file={rank_file}:OVERSUBSCRIBE"]
+                "--map-by", f"rankfile:file={rank_file}:OVERSUBSCRIBE", "--bind-to", "none"]
         placement = [hosts[j][0] for j in placement]
     else:
         cmd += ["--oversubscribe"]
-    if a.launch_agent:
-        cmd += ["--prtemca", "plm_ssh_agent", str(Path(a.launch_agent).resolve())]
+    if a.launch_agent:  # a path is made absolute; a command on PATH (ssh -x, srun) stays as given
+        agent = a.launch_agent
+        cmd += ["--prtemca", "plm_ssh_agent", str(Path(agent).resolve()) if "/" in agent.split()[0] else agent]
     return cmd + shlex.split(a.mpiexec_args), placement
 
 
@@ -216,7 +227,7 @@ def run_again_if_launcher_failed(cmd, attempts=3):
             failed = failed or LAUNCHER_FAILED.encode() in line
         code = job.wait()
         if code == 0 or not failed or attempt == attempts:
-            return code
+            return 128 - code if code < 0 else code  # killed by a signal: as a shell says it
         print(f"rampart-run: the launcher failed to start (attempt {attempt}); starting it again", file=sys.stderr)
         time.sleep(1)
 

@@ -142,8 +142,15 @@ def find_library(explicit):
 
 def launch(a, prog):
     """Runs the replicated job once; returns (report, seconds)."""
-    env = rampart_launch.base_environment()
     reports = rampart_launch.report_dir(a, a.host_list)
+    try:
+        return run_once(a, prog, reports)
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)  # also after Ctrl-C
+
+
+def run_once(a, prog, reports):
+    env = rampart_launch.base_environment()
     env["RAMPART_REPORT"] = os.path.join(reports, "rank")
     env["RAMPART_REPLICAS"] = str(a.replicas)
     env["RAMPART_REPLICA_SPARES"] = str(a.spares)
@@ -172,6 +179,10 @@ def launch(a, prog):
         with open(env["RAMPART_STDIN"], "wb") as f:
             f.write(sys.stdin.buffer.read())
     cmd, placement = rampart_launch.command(a, a.host_list, a.n * a.replicas, a.spares, reports)
+    if placement and (together := rampart_launch.replicas_apart(placement, a.n, a.replicas)):
+        print(f"rampart-run: warning: the replicas of rank(s) {', '.join(map(str, together))} share a node (give "
+              f"at least {a.replicas} hosts with equal slots): a node's loss takes every replica of them",
+              file=sys.stderr)
     cmd += ["--output", "tag", "--stdin", "none"]
     rampart_launch.export(cmd, env, ("RAMPART_REPORT", "RAMPART_REPLICAS", "RAMPART_REPLICA_SPARES", "RAMPART_KILL",
                                      "RAMPART_FLIP_BITS", "RAMPART_SEED", "PYTHONHASHSEED", "RAMPART_STDIN",
@@ -213,9 +224,6 @@ def launch(a, prog):
     report["hosts"] = placement
     report["nodes_lost"] = rampart_launch.nodes_lost(output.launcher_text())
     report["output"] = output.text()
-    for f in glob.glob(os.path.join(reports, "*")):
-        os.remove(f)
-    os.rmdir(reports)
     return report, seconds
 
 

@@ -32,12 +32,6 @@ struct record_head {
     std::uint64_t channel_bytes = 0;
 };
 
-long long wall_clock_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 // For rampart-run's report: where a rank resumed from and how long loading took.
 void note_restore(const char* from, std::uint64_t iteration, long long began_us) {
     const char* prefix = std::getenv("RAMPART_REPORT");
@@ -48,7 +42,7 @@ void note_restore(const char* from, std::uint64_t iteration, long long began_us)
         std::fprintf(f, "{\"rank\":%d,\"incarnation\":%d,\"from\":\"%s\",\"iteration\":%llu,\"began_us\":%lld,"
                         "\"done_us\":%lld}\n",
                      comm::rank(), recovery::incarnation(), from, static_cast<unsigned long long>(iteration), began_us,
-                     wall_clock_us());
+                     detail::wall_clock_us());
         std::fclose(f);
     }
 }
@@ -60,11 +54,16 @@ std::size_t slot_blocks(std::size_t max_state_bytes) {
 }
 }  // namespace
 
+// The disk settings are read first: a malformed one throws before the store
+// exists (a store, once made, is never destroyed).
 checkpoints::checkpoints(std::size_t max_state_bytes, options opts)
-    : slot_blocks_(slot_blocks(max_state_bytes)), store_(std::make_unique<store>(block, opts)) {
+    : checkpoints(max_state_bytes, opts, detail::disk_settings::from_environment()) {}
+
+checkpoints::checkpoints(std::size_t max_state_bytes, options opts, detail::disk_settings&& disk)
+    : slot_blocks_(slot_blocks(max_state_bytes)) {
     static std::atomic<int> objects{0};  // made in the same order on every rank
-    disk_ = std::make_unique<detail::disk_copies>(detail::disk_settings::from_environment(), objects++, comm::rank(),
-                                                  comm::size());
+    disk_ = std::make_unique<detail::disk_copies>(std::move(disk), objects++, comm::rank(), comm::size());
+    store_ = std::make_unique<store>(block, opts);
 }
 
 checkpoints::~checkpoints() {
@@ -77,6 +76,7 @@ checkpoints::~checkpoints() {
 }
 
 bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) {
+    const bool to_disk = disk_->due(iteration);  // at every save, done or not: the same choice on every rank
     if (store_->done_without_me(iteration)) {
         ++counters_.skipped;
         return false;
@@ -124,14 +124,14 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
     }
     previous_ = std::move(channels);
     ++counters_.saved;
-    disk_->offer(counters_.saved, iteration, std::string(reinterpret_cast<const char*>(slot.data()), record_bytes));
+    if (to_disk) disk_->write_later(iteration, std::string(reinterpret_cast<const char*>(slot.data()), record_bytes));
     return true;
 }
 
 std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes() {
     if (recovery::incarnation() == 0 || store_->version() == 0)
         return disk_->restarted() ? restore_from_disk() : std::nullopt;
-    const long long began_us = wall_clock_us();
+    const long long began_us = detail::wall_clock_us();
     const auto me = static_cast<std::uint64_t>(comm::rank()), p = static_cast<std::uint64_t>(comm::size());
     if (store_->blocks() != p * slot_blocks_)
         throw rampart::invalid_argument("rampart::store::checkpoints::restore: the checkpoint has " +
@@ -149,6 +149,7 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes(
     recovery::restore_channels(recovery::channel_state::from_bytes(at + h.state_bytes, h.channel_bytes));
     previous_.assign(at + h.state_bytes, at + h.state_bytes + h.channel_bytes);
     ++counters_.restored;
+    disk_->resumed_at(h.iteration);
     note_restore("memory", h.iteration, began_us);
     return std::pair{h.iteration, std::string(at, h.state_bytes)};
 }
@@ -158,7 +159,7 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes(
 // anew there (counts 0), on every rank alike; a replacement in this job
 // before its first checkpoint in memory resumes from there too.
 std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_from_disk() {
-    const long long began_us = wall_clock_us();
+    const long long began_us = detail::wall_clock_us();
     const auto bytes = disk_->newest_record();
     if (!bytes) return std::nullopt;
     record_head h;
@@ -170,6 +171,7 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_from_d
                           " on disk is malformed");
     ++counters_.restored;
     ++counters_.restored_from_disk;
+    disk_->resumed_at(h.iteration);
     note_restore("disk", h.iteration, began_us);
     return std::pair{h.iteration, bytes->substr(sizeof h, h.state_bytes)};
 }

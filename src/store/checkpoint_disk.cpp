@@ -67,12 +67,13 @@ std::optional<std::uint64_t> iteration_of(const fs::path& dir) {
 
 std::string rank_file(int rank) { return "rank-" + std::to_string(rank) + ".bin"; }
 
+
+}  // namespace
+
 long long wall_clock_us() {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
-
-}  // namespace
 
 disk_settings disk_settings::from_environment() {
     disk_settings s;
@@ -88,7 +89,7 @@ disk_settings disk_settings::from_environment() {
 }
 
 disk_copies::disk_copies(disk_settings settings, int object, int rank, int ranks)
-    : settings_(std::move(settings)), rank_(rank), ranks_(ranks) {
+    : settings_(std::move(settings)), rank_(rank), ranks_(ranks), object_(object) {
     if (!enabled()) return;
     root_ = settings_.dir / ("checkpoints-" + std::to_string(object));
     writer_ = std::thread([this] { run(); });
@@ -109,8 +110,9 @@ disk_copies::~disk_copies() {
 void disk_copies::note_counters() const {
     const char* prefix = std::getenv("RAMPART_REPORT");
     if (!prefix || !*prefix) return;
-    const std::string path = std::string(prefix) + ".disk." + std::to_string(rank_) + "." + std::to_string(::getpid());
-    nlohmann::ordered_json note = {{"rank", rank_},           {"written", counters_.written},
+    const std::string path = std::string(prefix) + ".disk." + std::to_string(rank_) + "." + std::to_string(::getpid()) +
+                             "." + std::to_string(object_);
+    nlohmann::ordered_json note = {{"rank", rank_}, {"object", object_}, {"written", counters_.written},
                                    {"skipped", counters_.skipped}, {"failed", counters_.failed},
                                    {"bytes", counters_.bytes},     {"write_seconds", counters_.write_seconds},
                                    {"writes", writes_}};
@@ -124,8 +126,13 @@ fs::path disk_copies::iteration_dir(std::uint64_t iteration) const {
     return root_ / ("iteration-" + std::to_string(iteration));
 }
 
-void disk_copies::offer(std::uint64_t complete, std::uint64_t iteration, std::string record) {
-    if (!enabled() || complete % settings_.every != 0) return;
+bool disk_copies::due(std::uint64_t iteration) {
+    const bool first_in_span = !last_save_ || iteration / settings_.every != *last_save_ / settings_.every;
+    last_save_ = iteration;
+    return enabled() && first_in_span;
+}
+
+void disk_copies::write_later(std::uint64_t iteration, std::string record) {
     {
         std::lock_guard lock(m_);
         if (busy_ || pending_) {
@@ -173,7 +180,6 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
                      static_cast<unsigned long long>(iteration), file.c_str());
         fs::remove(partial, ec);
     }
-    std::uint64_t keep_from = 0;
     {
         std::lock_guard lock(m_);
         counters_.write_seconds += seconds;
@@ -186,44 +192,51 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
         if (writes_.size() < 1000)
             writes_.push_back({static_cast<long long>(iteration), began_us, wall_clock_us(),
                                static_cast<long long>(record.size())});
-        // The first write of a job keeps everything: a job started again
-        // keeps the checkpoint it resumed from until it has one of its own.
-        keep_from = wrote_any_ ? last_written_ : 0;
-        last_written_ = iteration;
-        wrote_any_ = true;
     }
-    drop_old(keep_from);
+    drop_old();
 }
 
-// Removes this rank's files of the iterations before `keep_from`, and their
-// folders once empty (the last rank to remove its file removes the folder).
-void disk_copies::drop_old(std::uint64_t keep_from) {
+// Removes this rank's files of the iterations before the newest checkpoint
+// complete on disk, and their folders once empty (the last rank to remove
+// its file removes the folder). The newest complete one always stays,
+// whatever each rank skipped.
+void disk_copies::drop_old() {
+    const auto keep_from = newest_complete();
+    if (!keep_from) return;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(root_, ec)) {
         const auto it = iteration_of(entry.path());
-        if (!it || *it >= keep_from) continue;
+        if (!it || *it >= *keep_from) continue;
         fs::remove(entry.path() / rank_file(rank_), ec);
+        fs::remove(entry.path() / (rank_file(rank_) + ".partial"), ec);
         fs::remove(entry.path(), ec);  // only when empty
     }
 }
 
-std::optional<std::string> disk_copies::newest_record() const {
-    if (!enabled()) return std::nullopt;
+std::optional<std::uint64_t> disk_copies::newest_complete() const {
     std::vector<std::uint64_t> iterations;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(root_, ec))
         if (const auto it = iteration_of(entry.path())) iterations.push_back(*it);
     std::sort(iterations.rbegin(), iterations.rend());
     for (const std::uint64_t it : iterations) {
-        const fs::path dir = iteration_dir(it);
         bool complete = true;
-        for (int r = 0; r < ranks_ && complete; ++r) complete = fs::exists(dir / rank_file(r), ec);
-        if (!complete) continue;
-        std::ifstream in(dir / rank_file(rank_), std::ios::binary);
-        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (!in.bad()) return bytes;
+        for (int r = 0; r < ranks_ && complete; ++r) complete = fs::exists(iteration_dir(it) / rank_file(r), ec);
+        if (complete) return it;
     }
     return std::nullopt;
+}
+
+std::optional<std::string> disk_copies::newest_record() const {
+    if (!enabled()) return std::nullopt;
+    const auto it = newest_complete();
+    if (!it) return std::nullopt;
+    const fs::path file = iteration_dir(*it) / rank_file(rank_);
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.is_open() || in.bad())
+        throw rampart::invalid_argument("rampart: the checkpoint file " + file.string() + " cannot be read");
+    return bytes;
 }
 
 disk_counters disk_copies::counters() const {

@@ -1,15 +1,18 @@
 #pragma once
-// The disk level of the store's checkpoints: every k-th checkpoint that is
-// complete in memory is also written to a folder (on a cluster, the
-// parallel file system) by a thread of its own, so that the program does
-// not wait for the disk. A job started again after it lost a node
+// The disk level of the store's checkpoints: a checkpoint complete in
+// memory is also written to a folder (on a cluster, the parallel file
+// system) by a thread of its own, so that the program does not wait for
+// the disk: the first checkpoint in each span of K iterations, a choice
+// every rank makes alike from the iterations of the saves (a replacement
+// too, from the checkpoint it resumed at and the saves it skips). A job started again after it lost a node
 // (RAMPART_RESTART) resumes from the newest checkpoint complete there.
 //
 // Layout: DIR/checkpoints-C/iteration-I/rank-R.bin, C counting the
 // checkpoints objects of the program in the order they are made. Each rank
 // writes its file under a temporary name, syncs it and renames it: a file
 // that exists is whole, and a checkpoint counts only when every rank's file
-// is there. Each rank keeps its two newest files.
+// is there. A rank removes its files of the iterations before the newest
+// complete one, never that one.
 
 #include <array>
 #include <condition_variable>
@@ -24,8 +27,8 @@
 namespace rampart::store::detail {
 
 /// From the environment: RAMPART_CHECKPOINT_DIR (no disk level without it),
-/// RAMPART_CHECKPOINT_DISK_EVERY (k, default 1), RAMPART_RESTART (1: this
-/// job continues one that ended). Throws rampart::invalid_argument for
+/// RAMPART_CHECKPOINT_DISK_EVERY (K iterations, default 1), RAMPART_RESTART
+/// (1: this job continues one that ended). Throws rampart::invalid_argument for
 /// malformed values.
 struct disk_settings {
     std::filesystem::path dir;
@@ -51,34 +54,42 @@ public:
 
     bool enabled() const { return !settings_.dir.empty(); }
     bool restarted() const { return settings_.restart; }
-    /// After the `complete`-th checkpoint completed in memory: writes
-    /// `record` as this rank's part of `iteration` when it is due, in the
+    /// At every save (done, abandoned or skipped): whether the checkpoint
+    /// of `iteration` goes to disk, the same answer on every rank.
+    bool due(std::uint64_t iteration);
+    /// Where a rank resumed: the saves after it are judged from there.
+    void resumed_at(std::uint64_t iteration) { last_save_ = iteration; }
+    /// Writes `record` as this rank's part of `iteration` in the
     /// background; skipped (counted) while the previous write runs.
-    void offer(std::uint64_t complete, std::uint64_t iteration, std::string record);
+    void write_later(std::uint64_t iteration, std::string record);
     /// This rank's record of the newest checkpoint complete on disk.
     std::optional<std::string> newest_record() const;
+    /// The newest iteration whose files of every rank are on disk.
+    std::optional<std::uint64_t> newest_complete() const;
     disk_counters counters() const;
 
 private:
     std::filesystem::path iteration_dir(std::uint64_t iteration) const;
     void write(std::uint64_t iteration, const std::string& record);
-    void drop_old(std::uint64_t keep_from);
+    void drop_old();
     void run();
     void note_counters() const;
 
     disk_settings settings_;
     std::filesystem::path root_;
-    int rank_ = 0, ranks_ = 0;
+    int rank_ = 0, ranks_ = 0, object_ = 0;
     mutable std::mutex m_;
     std::condition_variable cv_;
     std::optional<std::pair<std::uint64_t, std::string>> pending_;
     bool busy_ = false, stop_ = false;
-    std::uint64_t last_written_ = 0;
-    bool wrote_any_ = false;
+    std::optional<std::uint64_t> last_save_;
     disk_counters counters_;
     // Each write (the first ones, for the report): iteration, began and ended (µs since the epoch), bytes.
     std::vector<std::array<long long, 4>> writes_;
     std::thread writer_;
 };
+
+/// Microseconds since the epoch, for the notes rampart-run reads.
+long long wall_clock_us();
 
 }  // namespace rampart::store::detail

@@ -114,6 +114,8 @@ def replica_killed(rampart_run, cluster, program):
     native_run = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpiexec_retry.sh"), mpiexec,
                   "--oversubscribe", "-n", "3"] + program
     code, out = run(native_run)
+    if code != 0:
+        fail("the native run failed:\n" + out[-3000:])
     reference = checksum_of(out)
     code, out = run(rampart_run + ["-n", "3", "--replicas", "2", "--kill", "1.0@send20", "--"] + program)
     r = report_of(out)
@@ -186,7 +188,9 @@ def node_restart(rampart_run, cluster, program):
     reference = checksum_of(out)
     folder = tempfile.mkdtemp(prefix="rampart-cluster-checkpoints-", dir=os.getcwd())
     try:
-        on_disk = lambda: len(glob.glob(os.path.join(folder, "checkpoints-0", "iteration-*", "rank-*.bin"))) >= 6
+        # Killed once a checkpoint is complete on disk: every rank's file in one iteration's folder.
+        on_disk = lambda: any(len(glob.glob(os.path.join(d, "rank-*.bin"))) == 6
+                              for d in glob.glob(os.path.join(folder, "job-*", "checkpoints-0", "iteration-*")))
         code, out = kill_node_once(cluster, rampart_run + ["--checkpoint-dir", folder, "--restart", "-n", "6",
                                                            "--spares", "1", "--threads", "1", "--"] + program, on_disk)
     finally:

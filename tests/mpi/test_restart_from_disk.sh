@@ -14,21 +14,34 @@ checksum() { grep -a '^checksum' | awk '{print $2}'; }
 
 reference=$("$run" -n 3 --threads 1 -- "$stencil" "${args[@]}" 2>/dev/null | checksum)
 "$run" -n 3 --threads 1 --checkpoint-dir "$dir" -- "$stencil" "${args[@]}" > /dev/null 2>&1 || { echo "FAIL: the run with --checkpoint-dir failed"; exit 1; }
-ls "$dir/checkpoints-0"
-[ -f "$dir/checkpoints-0/iteration-79/rank-2.bin" ] && [ -f "$dir/checkpoints-0/iteration-59/rank-2.bin" ] ||
-    { echo "FAIL: the two newest checkpoints (iterations 59 and 79) are not on disk"; exit 1; }
-[ ! -e "$dir/checkpoints-0/iteration-39" ] || { echo "FAIL: an older checkpoint was kept"; exit 1; }
+job=$(echo "$dir"/job-*)  # the job's own folder
+ls "$job/checkpoints-0"
+[ -f "$job/checkpoints-0/iteration-79/rank-2.bin" ] || { echo "FAIL: the newest checkpoint (iteration 79) is not on disk"; exit 1; }
+# Older ones are gone, or at least no longer complete (a rank that ended its
+# write before the newest was complete kept its older file).
+for r in 0 1 2; do [ -f "$job/checkpoints-0/iteration-59/rank-$r.bin" ] || older_incomplete=1; done
+[ -n "${older_incomplete:-}" ] || { echo "FAIL: a checkpoint older than the newest complete one was kept whole"; exit 1; }
+rm -rf "$job/checkpoints-0/iteration-59"
 
-mv "$dir/checkpoints-0/iteration-79/rank-1.bin" "$dir/checkpoints-0/iteration-79/rank-1.bin.partial"
-out=$(RAMPART_RESTART=1 "$run" -n 3 --threads 1 --checkpoint-dir "$dir" -- "$stencil" "${args[@]}" 2>&1)
+# The newest made incomplete, an older complete one beside it, as if rank 1
+# had not finished writing iteration 79 when the job ended: iteration 59
+# from a job of 80 iterations (its last checkpoint).
+short=("${args[@]}"); short[5]=80
+"$run" -n 3 --threads 1 --checkpoint-dir "$dir/short" -- "$stencil" "${short[@]}" > /dev/null 2>&1 || { echo "FAIL: the run of 80 iterations failed"; exit 1; }
+cp -r "$dir"/short/job-*/checkpoints-0/iteration-59 "$job/checkpoints-0/"
+mv "$job/checkpoints-0/iteration-79/rank-1.bin" "$job/checkpoints-0/iteration-79/rank-1.bin.partial"
+# As rampart-run --restart starts the job again: in the same folder.
+restart() { RAMPART_CHECKPOINT_DIR=$job RAMPART_RESTART=1 timeout 60 "$run" -n 3 --threads 1 -- "$stencil" "${args[@]}" 2>&1; }
+out=$(restart)
 echo "$out" | grep -a "resumes\|checksum"
 [ "$(grep -ac 'resumes after iteration 59 from a checkpoint' <<<"$out")" -eq 3 ] ||
     { echo "FAIL: not every rank resumed from the complete checkpoint of iteration 59"; exit 1; }
 [ "$(checksum <<<"$out")" = "$reference" ] || { echo "FAIL: the result differs from the fault-free $reference"; exit 1; }
 
-rm -rf "$dir/checkpoints-0/iteration-79" "$dir/checkpoints-0"/iteration-9*
-head -c 10 "$dir/checkpoints-0/iteration-59/rank-0.bin" > "$dir/short" && mv "$dir/short" "$dir/checkpoints-0/iteration-59/rank-0.bin"
-out=$(RAMPART_RESTART=1 timeout 60 "$run" -n 3 --threads 1 --checkpoint-dir "$dir" -- "$stencil" "${args[@]}" 2>&1)
+rm -rf "$job/checkpoints-0"/iteration-[1-9]*[0-9]
+mkdir -p "$job/checkpoints-0/iteration-59" && printf 'short' > "$job/checkpoints-0/iteration-59/rank-0.bin"
+touch "$job/checkpoints-0/iteration-59/rank-1.bin" "$job/checkpoints-0/iteration-59/rank-2.bin"
+out=$(restart)
 code=$?
 echo "$out" | grep -a "cut short" | head -1
 [ $code -ne 0 ] && grep -aq "a record on disk is cut short" <<<"$out" ||

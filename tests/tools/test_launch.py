@@ -48,6 +48,11 @@ def test_replicas_of_a_rank_on_different_nodes(ranks, replicas, nodes):
         assert len(set(where)) == replicas, (rank, where)
 
 
+def test_replicas_sharing_a_node_are_found():
+    assert launch.replicas_apart(["a", "a", "b", "b"], 2, 2) == []
+    assert launch.replicas_apart(launch.place([("a", 3), ("b", 1)], 4, 0), 2, 2) == [0]
+
+
 def test_rank_file(tmp_path):
     hosts = [("n0", 2), ("n1", 1)]
     placed = launch.write_rank_file(hosts, [0, 0, 1, 1], tmp_path / "rf")
@@ -57,12 +62,16 @@ def test_rank_file(tmp_path):
 
 
 def test_command_across_hosts(tmp_path):
-    a = Namespace(mpiexec="mpiexec", launch_agent="agent", mpiexec_args="--mca x 'a b'")
+    a = Namespace(mpiexec="mpiexec", launch_agent="./agent", mpiexec_args="--mca x 'a b'")
     cmd, placement = launch.command(a, [("n0", 1), ("n1", 1)], 2, 1, str(tmp_path))
     assert placement == ["n0", "n1", "n1"]
     assert cmd[cmd.index("--host") + 1] == "n0:1,n1:2"
     assert cmd[-3:] == ["--mca", "x", "a b"]
     assert os.path.isabs(cmd[cmd.index("plm_ssh_agent") + 1])
+    assert cmd[cmd.index("--bind-to") + 1] == "none"
+    a.launch_agent = "ssh -x"  # a command on PATH stays as given
+    cmd, _ = launch.command(a, [("n0", 1), ("n1", 1)], 2, 0, str(tmp_path))
+    assert cmd[cmd.index("plm_ssh_agent") + 1] == "ssh -x"
     cmd, placement = launch.command(Namespace(mpiexec="m", launch_agent=None, mpiexec_args=""), None, 2, 0,
                                     str(tmp_path))
     assert placement is None and "--oversubscribe" in cmd
@@ -85,3 +94,7 @@ def test_slurm_task_counts(monkeypatch, tmp_path):
     monkeypatch.setenv("SLURM_JOB_NODELIST", "c[1-4]")
     monkeypatch.setenv("SLURM_TASKS_PER_NODE", "2(x3),1")
     assert launch.slurm_hosts() == [("c1", 2), ("c2", 2), ("c3", 2), ("c4", 1)]
+    assert launch.hosts_of(Namespace(hosts=None, hostfile=None)) == [("c1", 2), ("c2", 2), ("c3", 2), ("c4", 1)]
+    fake.write_text("#!/bin/sh\necho c1\n")  # an allocation of one node: this machine
+    monkeypatch.setenv("SLURM_TASKS_PER_NODE", "4")
+    assert launch.hosts_of(Namespace(hosts=None, hostfile=None)) is None

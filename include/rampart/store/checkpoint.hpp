@@ -52,7 +52,8 @@ struct checkpoint_counters {
 
 namespace detail {
 class disk_copies;
-}
+struct disk_settings;
+}  // namespace detail
 
 /// Per-rank checkpoints in a rampart::store. Every rank creates one at the
 /// same point, before it sends or receives anything, and calls save at the
@@ -61,9 +62,10 @@ class disk_copies;
 /// others' programs have ended is still replaced from it (their send logs
 /// no longer hold what came before it).
 ///
-/// With RAMPART_CHECKPOINT_DIR set (rampart-run --checkpoint-dir), every
-/// k-th complete checkpoint (RAMPART_CHECKPOINT_DISK_EVERY, default 1) is
-/// also written there by a background thread, and a job started again after
+/// With RAMPART_CHECKPOINT_DIR set (rampart-run --checkpoint-dir), the first
+/// complete checkpoint in each span of K iterations
+/// (RAMPART_CHECKPOINT_DISK_EVERY, default 1: every one) is also written
+/// there by a background thread, and a job started again after
 /// it lost a node (RAMPART_RESTART=1, rampart-run --restart) resumes from the
 /// newest checkpoint complete on disk: restore() returns it on every rank.
 class checkpoints {
@@ -122,6 +124,7 @@ public:
     store& storage() noexcept { return *store_; }
 
 private:
+    checkpoints(std::size_t max_state_bytes, options opts, detail::disk_settings&& disk);
     bool save_bytes(std::uint64_t iteration, const std::string& state);
     std::optional<std::pair<std::uint64_t, std::string>> restore_bytes();
     std::optional<std::pair<std::uint64_t, std::string>> restore_from_disk();
