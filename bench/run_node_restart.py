@@ -64,7 +64,8 @@ def one_run(reference):
         time.sleep(0.01)
     killed = time.time()
     subprocess.run(CLUSTER + ["kill-node", "1"], check=True, capture_output=True)
-    out = job.communicate(timeout=600)[0]
+    out = job.stdout.read()  # standard error is the reader's
+    job.wait(timeout=600)
     reader.join(timeout=10)
     shutil.rmtree(folder, ignore_errors=True)
     r = json.loads(out.strip().splitlines()[-1])
