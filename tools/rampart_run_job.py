@@ -86,11 +86,13 @@ def run_job(cmd, env, report_prefix, processes, echo, grace=3.0):
     pids, stopped_since, killed = {}, None, []
     try:
         while True:
-            try:
-                job.wait(timeout=0.5)
+            # Until mpiexec has ended and its output with it: a process that
+            # outlives it (stopped, say) holds the output open, and the rule
+            # below must go on looking at it.
+            for t in pumps:
+                t.join(timeout=0.25)
+            if job.poll() is not None and not any(t.is_alive() for t in pumps):
                 break
-            except subprocess.TimeoutExpired:
-                pass
             if len(pids) < processes:  # found by their environment once, then only looked at
                 pids.update(job_processes(report_prefix))
             left = {rank: pid for rank, pid in pids.items() if os.path.exists(f"/proc/{pid}")}
@@ -103,8 +105,6 @@ def run_job(cmd, env, report_prefix, processes, echo, grace=3.0):
     except BaseException:  # Ctrl-C: the job ends with the tool
         job.kill()
         raise
-    for t in pumps:
-        t.join()  # to the end of the output: mpiexec has ended
     if killed:
         note = (f"rampart-run: every other process had ended; rank(s) {', '.join(map(str, killed))}, stopped "
                 f"(hung) and never killed by a survivor, kept the job waiting: killed\n")
