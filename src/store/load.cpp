@@ -160,6 +160,7 @@ void store::impl::add_to_get(int holder, wanted part, get_drafts& drafts) {
 // `vec`, sized here.
 void store::impl::load(std::span<const id_range> ranges, std::vector<char>* vec, std::span<std::byte> into) {
     std::unique_lock l(m_);
+    await_outcome(l);
     const std::uint64_t n = placements_.count(committed_) ? placements_.at(committed_).blocks() : 0;
     std::string invalid = detail::check_ranges({ranges.begin(), ranges.end()}, n);
     if (!invalid.empty() && committed_ == 0) invalid += " (nothing was submitted)";

@@ -35,6 +35,9 @@ void store::impl::on_message(int source, std::vector<char>&& bytes, std::size_t 
         case kind::ready:
             on_ready(source, d->h);
             break;
+        case kind::outcome:
+            on_outcome(d->h);
+            break;
     }
     cv_.notify_all();
 }

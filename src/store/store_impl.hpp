@@ -206,6 +206,14 @@ private:
     void on_data(int source, const detail::decoded& d, const std::vector<char>& bytes);
     void on_done(int source, const detail::decoded& d);
     void on_ready(int source, const head& h);
+    // A replacement's version after the operation it joined after
+    // (store_recovery.cpp).
+    void on_outcome(const head& h);
+    void learn_outcome();
+    void tell_replacements();
+    void await_outcome(std::unique_lock<std::mutex>& l) {
+        cv_.wait(l, [&] { return !awaiting_outcome_; });
+    }
     void route(std::vector<wanted> parts);
     // The gets being built by one route: (holder, long part) -> its request,
     // the requests in order, the holder asked last.
@@ -253,6 +261,17 @@ private:
     std::uint64_t last_tag_ = 0;                      // of the last operation begun
     std::uint64_t joined_after_tag_ = 0;              // on a replacement: the survivors' last operation had this tag
     bool replacement_ = false;                        // this store joined survivors' stores after a recovery
+    std::uint64_t ended_op_ = 0;                      // the last operation ended here (see learn_outcome)
+    // On a replacement: what the operation it joined after (joined_op_) ended
+    // with is not known here yet; outcome_ is the newest word of it received.
+    bool awaiting_outcome_ = false;
+    std::uint64_t joined_op_ = 0;
+    std::optional<head> outcome_;
+    struct joined {
+        std::uint64_t after = 0;  // the operation it joined after
+        bool told = false;        // sent the outcome of that operation (since the last recovery)
+    };
+    std::map<int, joined> replacements_;  // replaced rank -> its new process's join
     std::map<std::uint64_t, detail::op_record> ops_;  // operation -> the parts known here
     sent_words sent_, sent_before_;                   // of the current operation and of the one before
     std::map<std::uint64_t, request> outstanding_;    // puts and gets of the current operation

@@ -55,6 +55,11 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
         if (auto f = detail::read_facts(st)) begun = std::max(begun, f->op);
     for (int q : replaced)
         absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
+    // Every new process is told (again: words in flight died with the old
+    // communicator) what the operation it joined after ended with.
+    for (auto& [q, j] : replacements_) j.told = false;
+    for (int q : replaced)
+        if (q != me_) replacements_[q] = joined{begun, false};
     const std::vector<char> lost_before = lost_;
     for (int q : lost) lost_[static_cast<std::size_t>(q)] = 1;
     // A new process holds nothing of the versions that exist now.
@@ -87,6 +92,13 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
         if (std::find(replaced.begin(), replaced.end(), target) != replaced.end()) return true;
         return resolve(original, lost_before) != target;
     });
+    // A replacement whose every possible teller is gone keeps the version it
+    // joined with: no process left knows another.
+    bool teller_left = false;
+    for (int q = 0; q < p_; ++q)
+        teller_left |= q != me_ && !lost_[static_cast<std::size_t>(q)] && !replacements_.count(q);
+    if (!teller_left) awaiting_outcome_ = false;
+    tell_replacements();
     cv_.notify_all();
 }
 
@@ -136,10 +148,64 @@ void store::impl::join() {
     committed_ = newest->committed;
     if (committed_ > 0) placements_.emplace(committed_, placement(newest->blocks, p_, r_, range_blocks_, opts_.seed));
     holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
+    awaiting_outcome_ = true;
+    joined_op_ = op_;
+    learn_outcome();  // told already, before this store was made
+}
+
+// The operation a replacement joined after may be a submit that the
+// survivors commit after the recovery: their version is then newer than the
+// one their recovery states named. Each survivor, once it has ended that
+// operation, says which version it has; the replacement waits for that word
+// before its first collective operation, so that every rank numbers it alike
+// (and never earlier: the survivors may need its program to go on before
+// they reach that operation).
+void store::impl::on_outcome(const head& h) {
+    if (h.version > 0 && h.total == 0) {
+        ++counters_.malformed;
+        return;
+    }
+    if (!outcome_ || h.op > outcome_->op) outcome_ = h;
+    learn_outcome();
+}
+
+void store::impl::learn_outcome() {
+    if (!awaiting_outcome_ || !outcome_ || outcome_->op < joined_op_) return;
+    awaiting_outcome_ = false;
+    ended_op_ = std::max(ended_op_, joined_op_);
+    if (const std::uint64_t v = outcome_->version; v > committed_) {
+        committed_ = v;
+        placements_.emplace(v, placement(outcome_->total, p_, r_, range_blocks_, opts_.seed));
+        held_.erase(held_.begin(), held_.lower_bound(v));
+        placements_.erase(placements_.begin(), placements_.lower_bound(v));
+        abandoned_.erase(abandoned_.begin(), abandoned_.lower_bound(v));
+        holds_from_[static_cast<std::size_t>(me_)] = v + 1;
+        ++counters_.versions_learnt;
+    }
+    tell_replacements();
+    cv_.notify_all();
+}
+
+// To each new process not told yet whose operation has ended here.
+void store::impl::tell_replacements() {
+    if (awaiting_outcome_) return;  // what this process would say may be stale
+    auto it = placements_.find(committed_);
+    head h;
+    h.what = kind::outcome;
+    h.op = ended_op_;
+    h.version = committed_;
+    h.total = it == placements_.end() ? 0 : it->second.blocks();
+    for (auto& [q, j] : replacements_) {
+        if (j.told || lost_[static_cast<std::size_t>(q)] || ended_op_ < j.after) continue;
+        j.told = true;
+        send(
+            q, detail::encode(h), {}, [](bool) {}, epoch());
+    }
 }
 
 std::uint64_t store::impl::restore_replication() {
     std::unique_lock l(m_);
+    await_outcome(l);
     begin_op(committed_);
     const std::uint64_t version = committed_;
     const std::uint64_t sent = repair([&](int target, int original) {

@@ -253,6 +253,8 @@ void store::impl::end_op() {
     sent_before_ = std::move(sent_);
     sent_ = {};
     in_op_ = false;
+    ended_op_ = op_;
+    tell_replacements();
     busy(-1);
 }
 
@@ -405,6 +407,7 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
     std::vector<id_range> mine;
     const std::string invalid = check_runs(runs, total, block_bytes_, mine);
     std::unique_lock l(m_);
+    await_outcome(l);
     const std::uint64_t v = committed_ + 1;
     begin_op(v);
     deciding_ = true;

@@ -28,6 +28,8 @@ const char* kind_name(kind k) {
             return "done";
         case kind::ready:
             return "ready";
+        case kind::outcome:
+            return "outcome";
     }
     return "?";
 }
@@ -55,6 +57,7 @@ std::string check_kind(const decoded& d, std::size_t block_bytes) {
             return d.ranges.empty() ? "" : "a data message with ranges";
         case kind::ack:
         case kind::ready:
+        case kind::outcome:
             return d.ranges.empty() && d.payload_bytes == 0 ? "" : "an " + name + " with ranges or payload";
     }
     return "kind " + std::to_string(static_cast<std::uint32_t>(d.h.what));
@@ -69,7 +72,7 @@ wire_result<decoded> decode(const char* data, std::size_t size, std::size_t offs
         return result::refused("store message of " + std::to_string(size) + " bytes, less than its head");
     std::memcpy(&d.h, data + offset, sizeof(head));
     if (d.h.magic != head::magic_value) return result::refused("not a store message");
-    if (d.h.what < kind::put || d.h.what > kind::ready)
+    if (d.h.what < kind::put || d.h.what > kind::outcome)
         return result::refused("store message of kind " + std::to_string(static_cast<std::uint32_t>(d.h.what)));
     const std::size_t left = size - offset - sizeof(head);
     if (d.h.ranges > left / sizeof(id_range))

@@ -23,6 +23,8 @@ enum class kind : std::uint32_t {
                 // sent is held, `total` is the version's size it declared, `request` its part_flags,
                 // the ranges the ids it submitted
     ready = 6,  // of a submit: the sender knows every rank's part and they fit; it commits
+    outcome = 7,  // to a replacement: `op` is the last operation ended on the sender, `version` the
+                  // newest complete version then, of `total` blocks
 };
 
 struct head {

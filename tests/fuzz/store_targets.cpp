@@ -47,13 +47,14 @@ bytes message(kind what, std::vector<id_range> ranges, std::size_t payload) {
 
 target message_target() {
     target t{"store_message", {}, {}};
-    const std::vector<std::vector<id_range>> ranges = {{{0, 2}, {8, 1}}, {{4, 3}}, {}, {}, {{0, 10}, {20, 4}}, {}};
+    const std::vector<std::vector<id_range>> ranges = {{{0, 2}, {8, 1}}, {{4, 3}}, {}, {}, {{0, 10}, {20, 4}}, {}, {}};
     t.seeds = {message(kind::put, ranges[0], 3 * block_bytes),
                message(kind::get, ranges[1], 0),
                message(kind::ack, ranges[2], 0),
                message(kind::data, ranges[3], 8 + 2 * block_bytes),
                message(kind::done, ranges[4], 0),
-               message(kind::ready, ranges[5], 0)};
+               message(kind::ready, ranges[5], 0),
+               message(kind::outcome, ranges[6], 0)};
     t.decode = [ranges, seeds = t.seeds](const char* data, std::size_t size, int expected, std::string& why) {
         auto d = decode(data, size, message_offset, block_bytes);
         if (!d) {

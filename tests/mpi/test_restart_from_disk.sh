@@ -45,5 +45,5 @@ out=$(restart)
 code=$?
 echo "$out" | grep -a "cut short" | head -1
 [ $code -ne 0 ] && grep -aq "a record on disk is cut short" <<<"$out" ||
-    { echo "FAIL: a record cut short was not refused (exit code $code)"; exit 1; }
+    { echo "$out"; echo "FAIL: a record cut short was not refused (exit code $code)"; exit 1; }
 echo "PASS: resumed from the newest complete checkpoint on disk, fault-free result $reference"

@@ -7,8 +7,17 @@
 // With "late" the survivors wait for the recovery before they submit, so
 // that the replacement takes part in their first try.
 // Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter1 mpiexec -n 5 ... --gtest_filter=StoreSubstitute.Early (or .Late)
+//
+// AfterItsPart: rank 1 dies once its part of version 2 is stored everywhere
+// ("stored"), so that the survivors are still deciding version 2 at the
+// recovery and commit it after the replacement has joined them. The
+// replacement skipped that submit, yet the next submit must have the same
+// number on every rank, and load back whole. Prints "rank R: the next
+// submit made version V" (compared across the ranks by same_lines.sh).
+// Run: RAMPART_SPARES=1 mpiexec -n 5 ... --gtest_filter=StoreSubstitute.AfterItsPart
 #include <rampart/comm/comm.hpp>
 #include <rampart/recovery/recovery.hpp>
+#include <rampart/store/detail/kill_hook.hpp>
 #include <rampart/store/store.hpp>
 
 #include <gtest/gtest.h>
@@ -56,7 +65,44 @@ void substitute(bool late) {
                 tries, static_cast<unsigned long long>(n));
 }
 
+// Version 2 as the survivors decided it, the next one submitted by all four.
+void substitute_after_its_part() {
+    const int me = mpi_test::rank(), p = mpi_test::size(), incarnation = mpi_test::incarnation();
+    const std::size_t bb = 48;
+    const std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p),
+                        first = per * static_cast<std::uint64_t>(me);
+    rs::options o;
+    o.replicas = 2;
+    rs::store s(bb, o);
+    if (incarnation == 0) {
+        s.submit(first, store_test::blocks(first, per, bb, 1), n);
+        if (me == 1) rs::detail::kill_during_submit("stored", 2);
+        try {
+            s.submit(first, store_test::blocks(first, per, bb, 2), n);
+        } catch (const rs::store_error& e) {
+            std::printf("rank %d: %s\n", me, e.what());  // version 2 abandoned: rank 1's part was lost
+        }
+        mpi_test::wait_for_recoveries(1);
+    }
+    const std::uint64_t before = s.version();
+    const std::uint64_t v = s.submit(first, store_test::blocks(first, per, bb, 3), n);
+    if (incarnation == 0) {
+        EXPECT_EQ(v, before + 1) << "a survivor's submit skipped a number";
+    }
+    EXPECT_EQ(s.version(), v);
+    EXPECT_BYTES_EQ(s.load({{0, n}}), store_test::blocks(0, n, bb, 3));
+    if (me == 1) {
+        EXPECT_EQ(incarnation, 1) << "rank 1 was not replaced";
+    }
+    if (incarnation == 1)
+        std::printf("rank %d: learnt %llu newer version(s) from the survivors\n", me,
+                    static_cast<unsigned long long>(s.counters().versions_learnt));
+    std::printf("rank %d (incarnation %d): the next submit made version %llu\n", me, incarnation,
+                static_cast<unsigned long long>(v));
+}
+
 }  // namespace
 
 TEST(StoreSubstitute, Early) { substitute(false); }
 TEST(StoreSubstitute, Late) { substitute(true); }
+TEST(StoreSubstitute, AfterItsPart) { substitute_after_its_part(); }

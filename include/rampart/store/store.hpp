@@ -62,6 +62,7 @@ struct store_counters {
     std::uint64_t blocks_served = 0;      ///< to other ranks' loads
     std::uint64_t requests_rerouted = 0;  ///< sent again to another copy after a failure
     std::uint64_t malformed = 0;          ///< store messages that did not parse, dropped
+    std::uint64_t versions_learnt = 0;    ///< on a replacement: a version the survivors completed after it joined
     std::uint64_t blocks_repaired = 0;    ///< copies this rank sent to restore the replication level
 };
 
