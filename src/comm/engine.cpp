@@ -47,7 +47,8 @@ std::int64_t wall_clock_us() {
         .count();
 }
 
-// The largest tags are the engine's controls and services; below those, the
+// The largest tags are the engine's controls, services and the counts of a
+// recovery; below those, the
 // tags of service replies (one per reply number modulo their count); the
 // rest is the program's.
 void engine::impl::divide_tags() {
@@ -56,8 +57,9 @@ void engine::impl::divide_tags() {
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
     control_tag_ = found ? *static_cast<int*>(ub) : 32767;
     service_tag_ = control_tag_ - 1;
-    reply_tags_ = std::min(1 << 16, (control_tag_ - 2) / 2);
-    reply_tag_base_ = service_tag_ - reply_tags_;
+    counts_tag_ = service_tag_ - 1;
+    reply_tags_ = std::min(1 << 16, (control_tag_ - 3) / 2);
+    reply_tag_base_ = counts_tag_ - reply_tags_;
     owner_.max_tag_ = reply_tag_base_ - 1;
 }
 

@@ -293,6 +293,8 @@ private:
     bool exchange_and_resend(recovery_record& r);
     std::vector<channel_counts> my_channel_counts(std::size_t processes) const;
     bool exchange_channel_counts(std::vector<channel_counts>& from);
+    bool receive_counts_until_all_sent(std::vector<MPI_Request>& sends, std::vector<channel_counts>& from);
+    void take_counts(int source, const std::vector<std::uint64_t>& words, std::vector<channel_counts>& from);
     void resume_receive_streams(const std::vector<channel_counts>& from);
     void resend_unreceived(const std::vector<channel_counts>& from, recovery_record& r);
     void send_control(int process, std::uint64_t what, std::vector<std::uint64_t> words = {});
@@ -356,6 +358,7 @@ private:
     int world_size_ = 1;
     int control_tag_ = 0;
     int service_tag_ = 0;                      // one below the control tag
+    int counts_tag_ = 0;                       // one below the service tag: channel counts at a recovery
     int reply_tag_base_ = 0, reply_tags_ = 1;  // the tags below the service tag: service replies
     std::optional<recovery::detail::membership> members_;
     std::vector<int> comm_rank_of_process_;  // -1: not in comm_

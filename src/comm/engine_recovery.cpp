@@ -12,8 +12,8 @@
 // from their send logs whatever the receiver lacks, which for a replacement
 // is everything. Receivers drop what they already have by sequence number.
 //
-// At every recovery each process also tells every other, for each channel it
-// sends on, where its log starts and how many messages it has sent, so that a
+// At every recovery each process also tells each one it sends to (only
+// those: see exchange_channel_counts), for each channel, where its log starts and how many messages it has sent, so that a
 // receiver knows which sequence will arrive next: before what it has
 // (duplicates to drop, from a replacement that runs again), at it, or after
 // it (messages lost for good after a checkpoint trimmed the logs; see
@@ -29,6 +29,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 namespace rampart::comm::detail {
 
@@ -278,50 +279,85 @@ std::vector<channel_counts> engine::impl::my_channel_counts(std::size_t processe
     return mine;
 }
 
-// One all-to-all of sizes and one all-to-allv of counts (as in the paper),
-// confirmed by an agreement; `from` gets what each process said, checked
-// (idle spares say nothing, and are told nothing).
+// Counts go only between processes that share a channel, so that a
+// recovery costs each process messages in proportion to its peers, not to
+// the job (the paper's all-to-all grows with it). Each sends its words to
+// its peers as synchronous sends, receives what comes, and joins a
+// non-blocking barrier once its own sends are matched; when the barrier
+// ends every send was (the NBX exchange, Hoefler et al. 2010), so nothing
+// is left in flight. An agreement confirms it; `from` gets what each
+// process said, checked (a process that shares no channel with this one
+// says nothing, and so do idle spares).
 bool engine::impl::exchange_channel_counts(std::vector<channel_counts>& from) {
-    int m = 0;
+    int m = 0, me = 0;
     MPI_Comm_size(comm_, &m);
+    MPI_Comm_rank(comm_, &me);
     const auto M = static_cast<std::size_t>(m);
-    const bool working = role_ == role::working;
-    const std::vector<channel_counts> mine = working ? my_channel_counts(M) : std::vector<channel_counts>(M);
-    std::vector<int> send_counts(M), recv_counts(M), send_displs(M), recv_displs(M);
-    std::vector<std::uint64_t> flat;
-    for (std::size_t i = 0; i < M; ++i) {
-        send_displs[i] = static_cast<int>(flat.size());
-        if (working) append_channel_counts(flat, mine[i]);
-        send_counts[i] = static_cast<int>(flat.size()) - send_displs[i];
-    }
-    int rc = MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm_);
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < M && rc == MPI_SUCCESS; ++i) {
-        recv_displs[i] = static_cast<int>(total);
-        total += static_cast<std::size_t>(recv_counts[i]);
-    }
-    std::vector<std::uint64_t> got(std::max<std::size_t>(total, 1));
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Alltoallv(flat.data(), send_counts.data(), send_displs.data(), MPI_UINT64_T, got.data(),
-                           recv_counts.data(), recv_displs.data(), MPI_UINT64_T, comm_);
-    if (!confirmed(rc == MPI_SUCCESS)) {
-        if (rc != MPI_SUCCESS) failure_text(rc);
-        return false;
-    }
     from.assign(M, {});
-    for (std::size_t i = 0; i < M && working; ++i) {
-        const std::size_t at = static_cast<std::size_t>(recv_displs[i]), n = static_cast<std::size_t>(recv_counts[i]);
-        if (n == 0) continue;  // an idle spare
-        auto said = decode_channel_counts(got.data() + at, n, owner_.max_tag_);
-        if (!said) {
-            std::fprintf(stderr, "rampart: rank %d: malformed channel counts from process %zu at a recovery: %s\n",
-                         owner_.rank_, i, said.why().c_str());
-            ++malformed_;
+    std::vector<std::vector<std::uint64_t>> words(M);
+    std::vector<MPI_Request> sends;
+    if (role_ == role::working) {
+        const std::vector<channel_counts> mine = my_channel_counts(M);
+        for (std::size_t i = 0; i < M; ++i) {
+            if (mine[i].held.empty() && mine[i].sending.empty()) continue;
+            if (static_cast<int>(i) == me) {
+                from[i] = mine[i];
+                continue;
+            }
+            append_channel_counts(words[i], mine[i]);
+            sends.emplace_back();
+            MPI_Issend(words[i].data(), static_cast<int>(words[i].size()), MPI_UINT64_T, static_cast<int>(i),
+                       counts_tag_, comm_, &sends.back());
+        }
+    }
+    const bool ok = receive_counts_until_all_sent(sends, from);
+    if (!ok) MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);  // revoked: they end
+    return confirmed(ok);
+}
+
+// The receiving half of the exchange: until the barrier that this process
+// joins once its sends are matched has ended. False at an MPI error.
+bool engine::impl::receive_counts_until_all_sent(std::vector<MPI_Request>& sends, std::vector<channel_counts>& from) {
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS, ended = 0;
+    while (rc == MPI_SUCCESS && !ended) {
+        int here = 0;
+        MPI_Status st;
+        rc = MPI_Iprobe(MPI_ANY_SOURCE, counts_tag_, comm_, &here, &st);
+        if (rc == MPI_SUCCESS && here) {
+            int n = 0;
+            MPI_Get_count(&st, MPI_UINT64_T, &n);
+            std::vector<std::uint64_t> got(static_cast<std::size_t>(std::max(n, 0)));
+            rc = MPI_Recv(got.data(), n, MPI_UINT64_T, st.MPI_SOURCE, counts_tag_, comm_, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS && role_ == role::working) take_counts(st.MPI_SOURCE, got, from);
             continue;
         }
-        from[i] = std::move(*said);
+        if (rc != MPI_SUCCESS) break;
+        if (barrier == MPI_REQUEST_NULL) {
+            int all = 0;
+            rc = MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
+            if (rc == MPI_SUCCESS && all) rc = MPI_Ibarrier(comm_, &barrier);
+        } else {
+            rc = MPI_Test(&barrier, &ended, MPI_STATUS_IGNORE);
+        }
+        if (!ended) std::this_thread::yield();  // processes may share cores
     }
-    return true;
+    if (rc == MPI_SUCCESS) return true;
+    failure_text(rc);
+    revoke();  // every pending request ends now, with an error
+    if (barrier != MPI_REQUEST_NULL) MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+    return false;
+}
+
+void engine::impl::take_counts(int source, const std::vector<std::uint64_t>& words, std::vector<channel_counts>& from) {
+    auto said = decode_channel_counts(words.data(), words.size(), owner_.max_tag_);
+    if (!said) {
+        std::fprintf(stderr, "rampart: rank %d: malformed channel counts from process %d at a recovery: %s\n",
+                     owner_.rank_, source, said.why().c_str());
+        ++malformed_;
+        return;
+    }
+    from[static_cast<std::size_t>(source)] = std::move(*said);
 }
 
 // Receiving side: where each source's messages resume. A source that says
