@@ -7,19 +7,28 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libtbb-dev libcereal-dev libxxhash-dev
           libgtest-dev libbenchmark-dev python3-venv libcli11-dev nlohmann-json3-dev iproute2)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "setup: installing Debian packages: ${missing[*]}"
+# Slurm and munge, for the test cluster's Slurm (tools/rampart-cluster slurm-up):
+# the daemons only, without what they recommend.
+daemons=(slurmctld slurmd slurm-client munge)
+missing_of() {
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+    done
+}
+missing=($(missing_of "${packages[@]}"))
+missing_daemons=($(missing_of "${daemons[@]}"))
+if [ ${#missing[@]} -gt 0 ] || [ ${#missing_daemons[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]} ${missing_daemons[*]}"
     sudo=""
     if [ "$(id -u)" -ne 0 ]; then
-        command -v sudo >/dev/null || { echo "setup: run as root, or install: ${missing[*]}" >&2; exit 1; }
+        command -v sudo >/dev/null ||
+            { echo "setup: run as root, or install: ${missing[*]} ${missing_daemons[*]}" >&2; exit 1; }
         sudo="sudo"
     fi
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    [ ${#missing_daemons[@]} -eq 0 ] ||
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing_daemons[@]}" >/dev/null
 fi
 
 if [ ! -x .venv/bin/mpiexec ]; then

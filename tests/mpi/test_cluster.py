@@ -20,7 +20,13 @@ usage: test_cluster.py TOOLS SCENARIO PROGRAM [ARGS...]
                   on disk: rampart-run --restart starts it again on the nodes
                   left, it resumes from there, and its result is the fault-free
                   one
-Exits 77 (skipped) where the cluster cannot be made (not root, no namespaces).
+  slurm           a rampart program under the test cluster's Slurm (made here
+                  on 3 nodes: controller, node daemons, munge): sbatch a
+                  script that calls rampart-run, which takes its hosts from
+                  the allocation; once fault-free, once with rank 2 killed,
+                  its spare on another node
+Exits 77 (skipped) where the cluster cannot be made (not root, no namespaces),
+or, for slurm, where Slurm's daemons are not installed.
 """
 import glob
 import json
@@ -71,6 +77,8 @@ def main():
     if code == 77:
         print(out.strip())
         return 77
+    if scenario == "slurm":
+        return slurm(tools, cluster, program)
     nodes = "4" if scenario == "node_ranks_lost" else "3"
     code, hosts = run(cluster + ["hosts", "--slots", "2", "--nodes", nodes])
     if code != 0:
@@ -179,6 +187,47 @@ def node_ranks_lost(rampart_run, cluster, program):
     if result["lost_ranks"] != [2, 3] or result["points_reloaded"] <= 0:
         fail("ranks 2 and 3 were not lost, or no point was loaded from the store")
     print("identical across nodes after a node's ranks were lost together")
+    return 0
+
+
+def slurm(tools, cluster, program):
+    code, out = run(cluster + ["slurm-up", "--nodes", "3", "--slots", "2"])
+    if code == 77:
+        print(out.strip())
+        return 77
+    if code != 0 or "SLURM_CONF=" not in out:
+        fail("Slurm did not start in the test cluster:\n" + out[-3000:])
+    os.environ["SLURM_CONF"] = out.split("SLURM_CONF=")[1].split()[0]
+    folder = tempfile.mkdtemp(prefix="rampart-slurm-test-", dir=os.getcwd())
+    try:
+        script = os.path.join(folder, "job.sh")
+        with open(script, "w") as f:  # what a user's batch script holds
+            f.write("#!/bin/bash\n" + f"exec {os.path.join(tools, 'rampart-run')} \"$@\"\n")
+        os.chmod(script, 0o755)
+        args = ["-n", "4", "--spares", "1", "--threads", "1", "--json", "--mpiexec-args",
+                "--mca btl_tcp_if_include 10.77.0.0/24 --prtemca oob_tcp_if_include 10.77.0.0/24"]
+
+        def batch(name, extra):
+            output = os.path.join(folder, name)
+            code, said = run(["sbatch", "--wait", "-N", "3", "--ntasks-per-node=2", "-D", folder, "-o", output,
+                              script] + args + extra + ["--"] + program)
+            text = open(output).read() if os.path.exists(output) else ""
+            if code != 0:
+                fail(f"sbatch exited {code}: {said}\n{text[-3000:]}")
+            return text
+        reference = checksum_of(batch("fault-free.txt", []))
+        out = batch("killed.txt", ["--kill", "2@iter40"])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    r = report_of(out)
+    print(f"fault-free {reference}, rank 2 killed {checksum_of(out)}; hosts {r['hosts']}")
+    if sorted(set(r["hosts"])) != ["rpnode0", "rpnode1", "rpnode2"]:
+        fail(f"the job did not run on the allocation's 3 nodes: {r['hosts']}")
+    if checksum_of(out) != reference:
+        fail("the result differs from the fault-free run's:\n" + out[-3000:])
+    if r["ranks_lost"] != [2] or r["spares_used"] != 1 or r["hosts"][4] == r["hosts"][2]:
+        fail(f"rank 2 was not replaced by a spare on another node: lost {r['ranks_lost']}, hosts {r['hosts']}")
+    print("identical across nodes under Slurm, rank 2 replaced")
     return 0
 
 
