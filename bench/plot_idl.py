@@ -7,7 +7,9 @@ the IV-D model; (b) the simulation's mean against the model's.
 Reads bench/results/idl.json and writes bench/results/idl.png. With --run,
 first runs rampart-idl-sim from the build directory and rewrites idl.json:
 r = 2 and 4 on p = 64, 128, ..., 16384, and r = 3 on p = 96, 192, ..., 12288
-(r must divide p), each with permutation ranges of 64 blocks and without.
+(r must divide p), each with permutation ranges of 64 blocks and without;
+and whole nodes of 8 PEs failing (r = 2 and 4 on p = 64 .. 16384, ranges of 64
+blocks) into bench/results/idl_nodes.json, a table (README there).
 
 usage: bench/plot_idl.py [--run BUILD_DIR] [--trials N]
 """
@@ -23,6 +25,8 @@ import matplotlib.pyplot as plt
 
 root = Path(__file__).resolve().parent.parent
 results = root / "bench/results/idl.json"
+node_results = root / "bench/results/idl_nodes.json"
+PES_PER_NODE = 8
 POWERS = [64 << i for i in range(9)]  # 64 .. 16384
 THIRDS = [96 << i for i in range(8)]  # 96 .. 12288
 PLOTTED_RANGE_BLOCKS = 64
@@ -43,6 +47,22 @@ def run(build, trials):
             "max_abs_relative_difference": worst, "rows": rows}
     results.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {results.relative_to(root)}: {len(rows)} rows, largest |relative difference| {100 * worst:.2f}%")
+
+
+def run_nodes(build, trials):
+    """Nodes of PES_PER_NODE consecutive PEs fail whole, as rampart-run places ranks."""
+    cmd = [str(Path(build) / "tools/rampart-idl-sim"), "--pes", ",".join(map(str, POWERS)), "--replicas", "2,4",
+           "--pes-per-node", str(PES_PER_NODE), "--trials", str(trials), "--range-blocks",
+           str(PLOTTED_RANGE_BLOCKS), "--seed", "1", "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    worst = max(abs(r["relative_difference"]) for r in rows)
+    data = {"command": f"bench/plot_idl.py --run {build} --trials {trials}",
+            "tool_command": " ".join(["rampart-idl-sim"] + cmd[1:]), "max_abs_relative_difference": worst,
+            "rows": rows}
+    node_results.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {node_results.relative_to(root)}: {len(rows)} rows, largest |relative difference| "
+          f"{100 * worst:.2f}%")
 
 
 def plot():
@@ -91,4 +111,5 @@ if __name__ == "__main__":
     args = ap.parse_args()
     if args.run:
         run(args.run, args.trials)
+        run_nodes(args.run, args.trials)
     plot()

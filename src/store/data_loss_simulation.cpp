@@ -20,12 +20,15 @@ int below(std::mt19937_64& rng, int n) {
 }
 }  // namespace
 
-loss_simulator::loss_simulator(const placement& where) : p_(where.pes()) {
+loss_simulator::loss_simulator(const placement& where, int pes_per_node) : pes_(where.pes()) {
+    if (pes_per_node < 1)
+        throw std::invalid_argument("rampart::store::loss_simulator: " + std::to_string(pes_per_node) +
+                                    " PEs per node");
     // A block's holders depend only on its first holder, so one unit per
     // first holder is enough: walk the units until every PE has been seen as
     // a first holder or the blocks end (fewer ranges than PEs).
-    std::vector<char> seen(static_cast<std::size_t>(p_), 0);
-    int unseen = p_;
+    std::vector<char> seen(static_cast<std::size_t>(pes_), 0);
+    int unseen = pes_;
     for (std::uint64_t id = 0; id < where.blocks() && unseen > 0;) {
         const placement_unit u = where.unit_of(id);
         if (u.first_id + u.count <= id) throw std::logic_error("rampart::store::loss_simulator: empty unit");
@@ -36,14 +39,15 @@ loss_simulator::loss_simulator(const placement& where) : p_(where.pes()) {
         id = u.first_id + u.count;
     }
     std::vector<std::vector<int>> sets;
-    for (int q = 0; q < p_; ++q) {
+    for (int q = 0; q < pes_; ++q) {
         if (!seen[static_cast<std::size_t>(q)]) continue;
         std::vector<int> s;
-        for (int k = 0; k < where.replicas(); ++k) s.push_back(where.holder_of_copy(q, k));
+        for (int k = 0; k < where.replicas(); ++k) s.push_back(where.holder_of_copy(q, k) / pes_per_node);
         std::sort(s.begin(), s.end());
         s.erase(std::unique(s.begin(), s.end()), s.end());
         sets.push_back(std::move(s));
     }
+    p_ = (pes_ + pes_per_node - 1) / pes_per_node;
     // With r | p the r first holders of one group give the same set.
     std::sort(sets.begin(), sets.end());
     sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
@@ -143,6 +147,14 @@ loss_statistics model_failures_until_loss(int p, int r) {
     }
     s.mean = static_cast<double>(mean);
     return s;
+}
+
+loss_statistics model_node_failures_until_loss(int p, int r, int pes_per_node) {
+    if (r < 1 || p < r || p % r != 0 || pes_per_node < 1 || (p / r) % pes_per_node != 0)
+        throw std::invalid_argument("rampart::store::model_node_failures_until_loss: the model needs r | p and m | p/r "
+                                    "(p = " + std::to_string(p) + ", r = " + std::to_string(r) + ", m = " +
+                                    std::to_string(pes_per_node) + ")");
+    return model_failures_until_loss(p / pes_per_node, r);
 }
 
 }  // namespace rampart::store

@@ -220,3 +220,40 @@ TEST(LossSimulator, AgreesWithTheModel) {
         EXPECT_NEAR(sim.median, model.median, 0.05 * model.median + 1) << "p=" << p << " r=" << r;
     }
 }
+
+// Whole nodes of m consecutive PEs fail (rampart-run's blocks of ranks per
+// node). With m | p/r the copies of a block are on r different nodes and the
+// nodes form p/(r m) groups; the simulation then agrees with the model on
+// p/m nodes.
+TEST(LossSimulator, NodesOfConsecutivePesFailWhole) {
+    const placement where(1 << 18, 1024, 4, 64, 7);
+    loss_simulator nodes(where, 8);
+    EXPECT_EQ(nodes.pes(), 1024);
+    EXPECT_EQ(nodes.units(), 128);
+    ASSERT_EQ(nodes.holder_sets(), 32u);
+    for (std::size_t i = 0; i < nodes.holder_sets(); ++i) {
+        const std::vector<int> s = nodes.holder_set(i);
+        ASSERT_EQ(s.size(), 4u) << "two copies of a block on one node";
+        EXPECT_EQ(s[1] - s[0], 32) << "copies p/r PEs apart are p/(r m) nodes apart";
+    }
+    const auto sim = rampart::store::summarize_failures(rampart::store::simulate_failures_until_loss(nodes, 4000, 3));
+    const auto model = rampart::store::model_node_failures_until_loss(1024, 4, 8);
+    EXPECT_NEAR(sim.mean, model.mean, 0.03 * model.mean);
+    EXPECT_DOUBLE_EQ(model.mean, model_failures_until_loss(128, 4).mean);
+}
+
+// Where m does not divide p/r, copies share nodes: 12 PEs, 2 copies 6 apart,
+// nodes of 4 PEs give the node pairs {0,1}, {0,2}, {1,2}, so any two node
+// failures lose data; the model refuses such a placement.
+TEST(LossSimulator, CopiesThatShareANodeAreLostWithIt) {
+    const placement where(12 * 64, 12, 2, 0, 1);
+    loss_simulator nodes(where, 4);
+    EXPECT_EQ(nodes.units(), 3);
+    std::set<std::vector<int>> sets;
+    for (std::size_t i = 0; i < nodes.holder_sets(); ++i) sets.insert(nodes.holder_set(i));
+    EXPECT_EQ(sets, (std::set<std::vector<int>>{{0, 1}, {0, 2}, {1, 2}}));
+    for (int f : rampart::store::simulate_failures_until_loss(nodes, 50, 9)) EXPECT_EQ(f, 2);
+    EXPECT_THROW(rampart::store::model_node_failures_until_loss(12, 2, 4), std::invalid_argument);
+    EXPECT_THROW(loss_simulator(where, 0), std::invalid_argument);
+    EXPECT_EQ(loss_simulator(where, 1).units(), 12);
+}
