@@ -293,7 +293,9 @@ private:
     bool exchange_and_resend(recovery_record& r);
     std::vector<channel_counts> my_channel_counts(std::size_t processes) const;
     bool exchange_channel_counts(std::vector<channel_counts>& from);
-    bool receive_counts_until_all_sent(std::vector<MPI_Request>& sends, std::vector<channel_counts>& from);
+    bool exchange_counts_until_agreed(bool ok, std::vector<MPI_Request>& sends, std::vector<channel_counts>& from);
+    bool take_waiting_counts(std::vector<channel_counts>& from);
+    int join_agreement(int& flag, MPI_Request& request);
     void take_counts(int source, const std::vector<std::uint64_t>& words, std::vector<channel_counts>& from);
     void resume_receive_streams(const std::vector<channel_counts>& from);
     void resend_unreceived(const std::vector<channel_counts>& from, recovery_record& r);

@@ -12,8 +12,9 @@
 // from their send logs whatever the receiver lacks, which for a replacement
 // is everything. Receivers drop what they already have by sequence number.
 //
-// At every recovery each process also tells each one it sends to (only
-// those: see exchange_channel_counts), for each channel, where its log starts and how many messages it has sent, so that a
+// At every recovery each process also tells each one it shares a channel
+// with (only those: see exchange_channel_counts), for each channel it sends
+// on, where its log starts and how many messages it has sent, so that a
 // receiver knows which sequence will arrive next: before what it has
 // (duplicates to drop, from a replacement that runs again), at it, or after
 // it (messages lost for good after a checkpoint trimmed the logs; see
@@ -241,9 +242,9 @@ void engine::impl::become(int logical) {
     role_cv_.notify_all();
 }
 
-// Every process tells every other, for the channels between them, how many
-// messages it holds from it (received), and where its send log starts and
-// how many it has sent; each then re-sends from its log what the other lacks,
+// Every process tells each process it shares channels with, for those
+// channels, how many messages it holds from it (received), and where its
+// send log starts and how many it has sent; each then re-sends from its log what the other lacks,
 // and knows which message each of its sources will send next.
 //
 // The words sent to one process: k, then k pairs (tag, messages held from
@@ -283,11 +284,12 @@ std::vector<channel_counts> engine::impl::my_channel_counts(std::size_t processe
 // recovery costs each process messages in proportion to its peers, not to
 // the job (the paper's all-to-all grows with it). Each sends its words to
 // its peers as synchronous sends, receives what comes, and joins a
-// non-blocking barrier once its own sends are matched; when the barrier
-// ends every send was (the NBX exchange, Hoefler et al. 2010), so nothing
-// is left in flight. An agreement confirms it; `from` gets what each
-// process said, checked (a process that shares no channel with this one
-// says nothing, and so do idle spares).
+// non-blocking agreement once its own sends are matched: when the agreement
+// ends every send was (the NBX exchange of Hoefler et al., 2010, with ULFM's
+// agreement as its barrier, which failures cannot break as they break
+// MPI_Ibarrier), and it also says whether the exchange held everywhere.
+// `from` gets what each process said, checked (a process that shares no
+// channel with this one says nothing, and so do idle spares).
 bool engine::impl::exchange_channel_counts(std::vector<channel_counts>& from) {
     int m = 0, me = 0;
     MPI_Comm_size(comm_, &m);
@@ -296,57 +298,87 @@ bool engine::impl::exchange_channel_counts(std::vector<channel_counts>& from) {
     from.assign(M, {});
     std::vector<std::vector<std::uint64_t>> words(M);
     std::vector<MPI_Request> sends;
+    bool ok = true;
     if (role_ == role::working) {
         const std::vector<channel_counts> mine = my_channel_counts(M);
-        for (std::size_t i = 0; i < M; ++i) {
+        for (std::size_t i = 0; i < M && ok; ++i) {
             if (mine[i].held.empty() && mine[i].sending.empty()) continue;
             if (static_cast<int>(i) == me) {
                 from[i] = mine[i];
                 continue;
             }
             append_channel_counts(words[i], mine[i]);
-            sends.emplace_back();
-            MPI_Issend(words[i].data(), static_cast<int>(words[i].size()), MPI_UINT64_T, static_cast<int>(i),
-                       counts_tag_, comm_, &sends.back());
+            sends.emplace_back(MPI_REQUEST_NULL);
+            ok = MPI_Issend(words[i].data(), static_cast<int>(words[i].size()), MPI_UINT64_T, static_cast<int>(i),
+                            counts_tag_, comm_, &sends.back()) == MPI_SUCCESS;
         }
     }
-    const bool ok = receive_counts_until_all_sent(sends, from);
-    if (!ok) MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);  // revoked: they end
-    return confirmed(ok);
+    if (exchange_counts_until_agreed(ok, sends, from)) return true;
+    revoke();  // the sends still pending end now, with an error
+    MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+    failure_seen_ = true;
+    if (last_error_.empty()) last_error_ = "the exchange of message counts failed on some process";
+    return false;
 }
 
-// The receiving half of the exchange: until the barrier that this process
-// joins once its sends are matched has ended. False at an MPI error.
-bool engine::impl::receive_counts_until_all_sent(std::vector<MPI_Request>& sends, std::vector<channel_counts>& from) {
-    MPI_Request barrier = MPI_REQUEST_NULL;
-    int rc = MPI_SUCCESS, ended = 0;
-    while (rc == MPI_SUCCESS && !ended) {
-        int here = 0;
-        MPI_Status st;
-        rc = MPI_Iprobe(MPI_ANY_SOURCE, counts_tag_, comm_, &here, &st);
-        if (rc == MPI_SUCCESS && here) {
-            int n = 0;
-            MPI_Get_count(&st, MPI_UINT64_T, &n);
-            std::vector<std::uint64_t> got(static_cast<std::size_t>(std::max(n, 0)));
-            rc = MPI_Recv(got.data(), n, MPI_UINT64_T, st.MPI_SOURCE, counts_tag_, comm_, MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS && role_ == role::working) take_counts(st.MPI_SOURCE, got, from);
-            continue;
-        }
-        if (rc != MPI_SUCCESS) break;
-        if (barrier == MPI_REQUEST_NULL) {
+// Receives counts until the closing agreement has ended; this process joins
+// it once its sends are matched, or at once, saying no, after an error (and
+// revokes, so that no process waits for it to receive). True when every
+// process said yes.
+bool engine::impl::exchange_counts_until_agreed(bool ok, std::vector<MPI_Request>& sends,
+                                                std::vector<channel_counts>& from) {
+    MPI_Request closing = MPI_REQUEST_NULL;
+    int flag = 1, ended = 0, rc = MPI_SUCCESS;
+    while (!ended) {
+        if (ok) ok = take_waiting_counts(from);
+        if (closing == MPI_REQUEST_NULL) {
             int all = 0;
-            rc = MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE);
-            if (rc == MPI_SUCCESS && all) rc = MPI_Ibarrier(comm_, &barrier);
+            if (ok) ok = MPI_Testall(static_cast<int>(sends.size()), sends.data(), &all, MPI_STATUSES_IGNORE) ==
+                         MPI_SUCCESS;
+            if (!ok) revoke();
+            if (!ok || all) {
+                flag = ok ? 1 : 0;
+                if (join_agreement(flag, closing) != MPI_SUCCESS) return false;
+            }
         } else {
-            rc = MPI_Test(&barrier, &ended, MPI_STATUS_IGNORE);
+            rc = MPI_Test(&closing, &ended, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) break;  // the agreement ended with a failure, alike everywhere
         }
         if (!ended) std::this_thread::yield();  // processes may share cores
     }
-    if (rc == MPI_SUCCESS) return true;
-    failure_text(rc);
-    revoke();  // every pending request ends now, with an error
-    if (barrier != MPI_REQUEST_NULL) MPI_Wait(&barrier, MPI_STATUS_IGNORE);
-    return false;
+    if (rc != MPI_SUCCESS) failure_text(rc);
+    return rc == MPI_SUCCESS && flag == 1 && ok;
+}
+
+// Every counts message waiting now, received; false at an MPI error.
+bool engine::impl::take_waiting_counts(std::vector<channel_counts>& from) {
+    for (;;) {
+        int here = 0;
+        MPI_Status st;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, counts_tag_, comm_, &here, &st) != MPI_SUCCESS) return false;
+        if (!here) return true;
+        int n = 0;
+        if (MPI_Get_count(&st, MPI_UINT64_T, &n) != MPI_SUCCESS || n < 0) return false;
+        std::vector<std::uint64_t> got(static_cast<std::size_t>(n));
+        if (MPI_Recv(got.data(), n, MPI_UINT64_T, st.MPI_SOURCE, counts_tag_, comm_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return false;
+        if (role_ == role::working) take_counts(st.MPI_SOURCE, got, from);
+    }
+}
+
+// ULFM's non-blocking agreement (the AND of the flags), or without ULFM a
+// non-blocking barrier (nothing fails there: no recovery runs).
+int engine::impl::join_agreement(int& flag, MPI_Request& request) {
+#if RAMPART_HAVE_ULFM
+    const int rc = MPIX_Comm_iagree(comm_, &flag, &request);
+    if (rc != MPI_SUCCESS) {  // take part all the same, so that the others' agreement ends
+        flag = 0;
+        MPIX_Comm_agree(comm_, &flag);
+    }
+    return rc;
+#else
+    return MPI_Ibarrier(comm_, &request);
+#endif
 }
 
 void engine::impl::take_counts(int source, const std::vector<std::uint64_t>& words, std::vector<channel_counts>& from) {

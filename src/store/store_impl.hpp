@@ -210,6 +210,7 @@ private:
     // (store_recovery.cpp).
     void on_outcome(const head& h);
     void learn_outcome();
+    void stop_awaiting();
     void tell_replacements();
     void await_outcome(std::unique_lock<std::mutex>& l) {
         cv_.wait(l, [&] { return !awaiting_outcome_; });
@@ -267,6 +268,7 @@ private:
     bool awaiting_outcome_ = false;
     std::uint64_t joined_op_ = 0;
     std::optional<head> outcome_;
+    std::vector<char> tellers_;  // per rank: had the store when this process joined
     struct joined {
         std::uint64_t after = 0;  // the operation it joined after
         bool told = false;        // sent the outcome of that operation (since the last recovery)

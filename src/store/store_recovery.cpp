@@ -56,10 +56,17 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     for (int q : replaced)
         absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
     // Every new process is told (again: words in flight died with the old
-    // communicator) what the operation it joined after ended with.
+    // communicator) what the operation it joined after ended with; so is a
+    // rank that had no such store yet (a replacement of an earlier recovery
+    // that makes it now joins after `begun` too).
     for (auto& [q, j] : replacements_) j.told = false;
-    for (int q : replaced)
-        if (q != me_) replacements_[q] = joined{begun, false};
+    for (int q = 0; q < p_; ++q) {
+        const bool is_new = std::find(replaced.begin(), replaced.end(), q) != replaced.end();
+        if (q != me_ && !lost_[static_cast<std::size_t>(q)] &&
+            (is_new || static_cast<std::size_t>(q) >= states.size() ||
+             !detail::read_facts(states[static_cast<std::size_t>(q)])))
+            replacements_[q] = joined{begun, false};
+    }
     const std::vector<char> lost_before = lost_;
     for (int q : lost) lost_[static_cast<std::size_t>(q)] = 1;
     // A new process holds nothing of the versions that exist now.
@@ -92,12 +99,16 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
         if (std::find(replaced.begin(), replaced.end(), target) != replaced.end()) return true;
         return resolve(original, lost_before) != target;
     });
-    // A replacement whose every possible teller is gone keeps the version it
-    // joined with: no process left knows another.
-    bool teller_left = false;
-    for (int q = 0; q < p_; ++q)
-        teller_left |= q != me_ && !lost_[static_cast<std::size_t>(q)] && !replacements_.count(q);
-    if (!teller_left) awaiting_outcome_ = false;
+    // A replacement whose every possible teller (a rank that had the store
+    // when it joined) is gone keeps the version it joined with: no process
+    // left knows another.
+    if (awaiting_outcome_) {
+        bool teller_left = false;
+        for (int q = 0; q < p_; ++q)
+            teller_left |= tellers_[static_cast<std::size_t>(q)] && !lost_[static_cast<std::size_t>(q)] &&
+                           std::find(replaced.begin(), replaced.end(), q) == replaced.end();
+        if (!teller_left) stop_awaiting();
+    }
     tell_replacements();
     cv_.notify_all();
 }
@@ -129,9 +140,11 @@ void store::impl::join() {
     const auto states = last_recovery_states();
     std::lock_guard l(m_);
     std::optional<detail::recovery_facts> newest;
-    for (std::size_t q = 0; q < states.size(); ++q) {
+    tellers_.assign(static_cast<std::size_t>(p_), 0);
+    for (std::size_t q = 0; q < states.size() && q < tellers_.size(); ++q) {
         const auto f = static_cast<int>(q) == me_ ? std::nullopt : detail::read_facts(states[q]);
         if (!f) continue;
+        tellers_[q] = 1;
         if (f->op > op_) {
             op_ = f->op;
             joined_after_tag_ = f->tag;
@@ -169,26 +182,37 @@ void store::impl::on_outcome(const head& h) {
     learn_outcome();
 }
 
+// Older versions stay until the next commit: a fetch of the checkpoint this
+// process restores from may still route by the older placement.
 void store::impl::learn_outcome() {
     if (!awaiting_outcome_ || !outcome_ || outcome_->op < joined_op_) return;
-    awaiting_outcome_ = false;
-    ended_op_ = std::max(ended_op_, joined_op_);
     if (const std::uint64_t v = outcome_->version; v > committed_) {
         committed_ = v;
         placements_.emplace(v, placement(outcome_->total, p_, r_, range_blocks_, opts_.seed));
-        held_.erase(held_.begin(), held_.lower_bound(v));
-        placements_.erase(placements_.begin(), placements_.lower_bound(v));
-        abandoned_.erase(abandoned_.begin(), abandoned_.lower_bound(v));
         holds_from_[static_cast<std::size_t>(me_)] = v + 1;
         ++counters_.versions_learnt;
     }
+    stop_awaiting();
+}
+
+// The operations up to joined_op_ have ended for this process too. What a
+// submit among them that was abandoned put here goes, as on the survivors.
+void store::impl::stop_awaiting() {
+    awaiting_outcome_ = false;
+    ended_op_ = std::max(ended_op_, joined_op_);
+    const std::uint64_t next = committed_ + 1;
+    if (auto it = held_.find(next); it != held_.end()) {
+        std::erase_if(it->second, [&](const auto& kv) { return kv.second.op != 0 && kv.second.op <= joined_op_; });
+        if (it->second.empty()) held_.erase(it);
+    }
+    if (joined_op_ > 0) abandoned_[next] = std::max(abandoned_[next], joined_op_);
     tell_replacements();
     cv_.notify_all();
 }
 
 // To each new process not told yet whose operation has ended here.
 void store::impl::tell_replacements() {
-    if (awaiting_outcome_) return;  // what this process would say may be stale
+    if (awaiting_outcome_ || closed_) return;  // what this process would say may be stale, or nothing
     auto it = placements_.find(committed_);
     head h;
     h.what = kind::outcome;
