@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <tuple>
 
 #include "harness.hpp"
 #include "store_data.hpp"
@@ -31,16 +32,24 @@ namespace rs = rampart::store;
 
 namespace {
 
+// Each rank's 700 blocks of 48 bytes, 2 copies of each.
+struct layout {
+    int me = mpi_test::rank(), p = mpi_test::size(), incarnation = mpi_test::incarnation();
+    std::size_t bb = 48;
+    std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p), first = per * static_cast<std::uint64_t>(me);
+    rs::options two_copies() const {
+        rs::options o;
+        o.replicas = 2;
+        return o;
+    }
+};
+
 // Version 2 is submitted until it is complete (at most 3 tries: a try cut by
 // the recovery is abandoned), then loaded back whole.
 void substitute(bool late) {
-    const int me = mpi_test::rank(), p = mpi_test::size(), incarnation = mpi_test::incarnation();
-    const std::size_t bb = 48;
-    const std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p),
-                        first = per * static_cast<std::uint64_t>(me);
-    rs::options o;
-    o.replicas = 2;
-    rs::store s(bb, o);
+    const layout l;
+    const auto [me, p, incarnation, bb, per, n, first] = std::tuple(l.me, l.p, l.incarnation, l.bb, l.per, l.n, l.first);
+    rs::store s(bb, l.two_copies());
     if (incarnation == 0) {
         s.submit(first, store_test::blocks(first, per, bb, 1), n);
         s.load(std::span<const rs::id_range>{});
@@ -67,13 +76,9 @@ void substitute(bool late) {
 
 // Version 2 as the survivors decided it, the next one submitted by all four.
 void substitute_after_its_part() {
-    const int me = mpi_test::rank(), p = mpi_test::size(), incarnation = mpi_test::incarnation();
-    const std::size_t bb = 48;
-    const std::uint64_t per = 700, n = per * static_cast<std::uint64_t>(p),
-                        first = per * static_cast<std::uint64_t>(me);
-    rs::options o;
-    o.replicas = 2;
-    rs::store s(bb, o);
+    const layout l;
+    const auto [me, p, incarnation, bb, per, n, first] = std::tuple(l.me, l.p, l.incarnation, l.bb, l.per, l.n, l.first);
+    rs::store s(bb, l.two_copies());
     if (incarnation == 0) {
         s.submit(first, store_test::blocks(first, per, bb, 1), n);
         if (me == 1) rs::detail::kill_during_submit("stored", 2);
