@@ -15,6 +15,10 @@ replica k of rank i is process k*N + i, spares come after the replicas.
   error is shown at once.
 - The launcher's own (untagged) lines are held until some process printed,
   so that a start that failed and is retried leaves no trace.
+- A job started again from its beginning (after the loss of a node) prints
+  its lines again: those the earlier run showed (`shown_before`) are not
+  shown twice, and a line that differs from the one shown is noted
+  (`diverged`).
 """
 import re
 import sys
@@ -25,13 +29,17 @@ TAGGED = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>: ?(.*)$")
 
 
 class Output:
-    def __init__(self, ranks, replicas, out=None, err=None):
+    def __init__(self, ranks, replicas, out=None, err=None, shown_before=None):
         self.ranks, self.replicas = ranks, replicas
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.lines = {}  # (rank, stream) -> {replica: [lines]}
         self.shown = {}  # (rank, stream) -> how many of its lines are shown
+        self.shown_lines = {}  # (rank, stream) -> those lines (with those shown before)
+        self.before = shown_before or {}  # (rank, stream) -> the lines an earlier run of the job showed
+        self.diverged = None  # (rank, line number) where this run first printed otherwise than that one
         self.spares = {}  # spare process -> its standard output lines
         self.untagged = []  # the launcher's lines, until a process printed
+        self.launcher = []  # all of the launcher's lines
         self.started = False
         self.stdout_lines = []  # what was shown on standard output
         self.lock = threading.Lock()
@@ -45,6 +53,7 @@ class Output:
         with self.lock:
             m = TAGGED.match(raw)
             if not m:
+                self.launcher.append(raw)
                 if self.started:
                     self._write("stderr", raw)
                 else:
@@ -73,7 +82,7 @@ class Output:
             for key in sorted(self.lines):
                 merged, _ = merged_lines(self.lines[key])
                 for line in merged[self.shown.get(key, 0):]:
-                    self._write(key[1], line)
+                    self._show(key, line)
                 self.shown[key] = max(self.shown.get(key, 0), len(merged))
             self.out.flush()
             self.err.flush()
@@ -83,7 +92,7 @@ class Output:
         return "".join(line + "\n" for line in self.stdout_lines)
 
     def launcher_text(self):
-        return "\n".join(self.untagged)
+        return "\n".join(self.launcher)
 
     def _start(self):
         if self.started:
@@ -104,8 +113,18 @@ class Output:
             line, count = versions.most_common(1)[0]
             if count < need:
                 return
-            self._write(key[1], line)
+            self._show(key, line)
             self.shown[key] = i + 1
+
+    def _show(self, key, line):
+        """A rank's next line: written, unless an earlier run showed it."""
+        mine = self.shown_lines.setdefault(key, [])
+        before = self.before.get(key, [])
+        mine.append(line)
+        if len(mine) > len(before):
+            self._write(key[1], line)
+        elif line != before[len(mine) - 1] and self.diverged is None:
+            self.diverged = (key[0], len(mine))
 
     def _write(self, stream, line):
         if stream == "stdout":

@@ -36,6 +36,7 @@ import rampart_launch
 from rampart_death_watch import DeathWatch
 from rampart_hang_watch import HangWatch
 from rampart_replica_output import Output
+from rampart_run_job import restart_lines
 
 KILL = re.compile(r"^(\d+)\.(\d+)@(start|state|recreate\d*|\d+(\.\d+)?s|send\d+|after\d+)$")
 
@@ -194,7 +195,7 @@ def run_once(a, prog, reports):
     start = time.monotonic()
     restarts = 0
     for attempt in range(3):
-        output = Output(a.n, a.replicas)
+        output = Output(a.n, a.replicas, shown_before=getattr(a, "shown_before", None))
         watch = DeathWatch(reports, processes, all_here=not a.host_list)
         hangs = None if a.no_detect_hangs else HangWatch(env["RAMPART_REPORT"], processes, a.hang_timeout)
         code = run_job(cmd, env, reports, processes, output, watch)
@@ -216,14 +217,21 @@ def run_once(a, prog, reports):
         restarts += 1
         time.sleep(1)
     seconds = time.monotonic() - start
+    job_ended_us = round(time.time() * 1e6)
     output.finish(recreated_output(reports, a.n * a.replicas))
+    if output.diverged:
+        print(f"rampart-run: warning: started again, rank {output.diverged[0]} printed another line "
+              f"{output.diverged[1]} than the first run had shown: the program is not deterministic, and its "
+              "output above mixes both runs", file=sys.stderr)
     report = summarize(a, reports, code if code is not None else 1, seconds, ended_us)
+    report["ended_us"] = job_ended_us
     report["restarts"] = restarts
     # Processes found stopped (hung) and killed by rampart-run, whatever stopped them.
     report["stopped_processes_killed"] = sorted(k["process"] for k in stopped_killed)
     report["hosts"] = placement
     report["nodes_lost"] = rampart_launch.nodes_lost(output.launcher_text())
     report["output"] = output.text()
+    report["shown_lines"] = output.shown_lines  # for a run started again: not shown twice
     return report, seconds
 
 
@@ -384,7 +392,9 @@ def summarize(a, reports, mpiexec_code, seconds, ended_us=None):
         "lost_detect_ms": lost_detect_ms,
         "killed_us": sorted(k["killed_us"] for k in kills),
         "detect_ms": detect_ms,
-        "ended_us": max((p.get("ended_us", 0) for p in processes.values()), default=0),
+        # Where each process found itself (a lost node's name, as the launcher gives it, to its host).
+        "process_hosts": {str(p["process"]): p.get("host") for p in processes.values()},
+        "first_started_us": min((p["started_us"] for p in processes.values() if p.get("started_us")), default=None),
         "replicas_apart_ms": round(apart_ms, 2),
         "messages_sent": total("messages_sent"),
         "acks_sent": total("acks_sent"),
@@ -441,10 +451,11 @@ def print_report(a, report):
     if a.flip_bits:
         lines.append(f"  bits flipped: {report['bits_flipped']}, corruptions detected: "
                      f"{report['corruptions_detected']}")
+    lines += restart_lines(report)
     if report["ranks_unfinished"]:
         lines.append(f"rampart-run: rank(s) {', '.join(map(str, report['ranks_unfinished']))} did not run the program "
                      f"to its end on any replica (mpiexec's exit code {report['mpiexec_exit_code']})")
     print("\n".join(lines), file=sys.stderr)
     rampart_launch.say_nodes_lost(report["nodes_lost"])
     if a.json:
-        print(json.dumps({k: v for k, v in report.items() if k != "output"}))
+        print(json.dumps({k: v for k, v in report.items() if k not in ("output", "shown_lines")}))

@@ -151,9 +151,11 @@ def newest_complete_checkpoint(folder, ranks):
 
 def run_with_restarts(a, prog, launch):
     """One run; with --restart, again on the hosts left after each loss of
-    a node (as long as a host is left), resuming from the checkpoints on
-    disk. The report is the last run's, with what each restart cost."""
-    report, seconds, _ = launch(a, prog)
+    a node (as long as a host is left): a rampart program resumes from the
+    checkpoints on disk, a replicated one starts from its beginning (what
+    it printed already is not shown again). The report is the last run's,
+    with what each restart cost."""
+    report, seconds = launch(a, prog)[:2]
     restarts, total = [], seconds
     while a.restart and report["nodes_lost"] and report["ended"] != "completed" and a.host_list:
         ended_us = report["ended_us"]
@@ -164,18 +166,28 @@ def run_with_restarts(a, prog, launch):
                                      "are none of the hosts given") + ": not started again", file=sys.stderr)
             break
         print(f"rampart-run: starting the job again on {', '.join(h for h, _ in left)} (lost: {', '.join(lost)}), "
-              f"from the newest checkpoint in {a.checkpoint_job_dir}", file=sys.stderr)
+              + (f"from the newest checkpoint in {a.checkpoint_job_dir}" if a.checkpoint_dir
+                 else "from its beginning"), file=sys.stderr)
         a.host_list, a.kill, a.hang = left, [], []  # the faults ordered have happened
-        a.restarted = True
-        report, seconds, _ = launch(a, prog)
+        a.restarted, a.shown_before = True, report.get("shown_lines")
+        report, seconds = launch(a, prog)[:2]
         total += seconds
         started = report["first_started_us"]
         restarts.append({"nodes_lost": lost, "hosts_left": [h for h, _ in left],
                          "relaunch_ms": round((started - ended_us) / 1000.0, 1) if started else None,
-                         "load_ms": report["disk_load_ms"], "resumed_from_iteration": report["resumed_from_iteration"]})
+                         "load_ms": report.get("disk_load_ms"), "resumed_from_iteration": report.get("resumed_from_iteration")})
     if restarts:
         report["restarts_after_node_loss"] = restarts
     return report, total
+
+
+def restart_lines(report):
+    """The report's lines on each start after the loss of a node."""
+    return [f"  started again after the loss of {', '.join(x['nodes_lost'])}: on {', '.join(x['hosts_left'])}, "
+            f"{x['relaunch_ms']} ms from the end of the job to the program's start, "
+            + (f"checkpoint of iteration {x['resumed_from_iteration']} loaded in {x['load_ms']} ms"
+               if x["resumed_from_iteration"] is not None else "from its beginning")
+            for x in report.get("restarts_after_node_loss", [])]
 
 
 def lost_hosts(hosts, report):
@@ -187,6 +199,6 @@ def lost_hosts(hosts, report):
         if name in names:
             lost.add(name)
         for process, host in enumerate(report["hosts"] or []):
-            if report["process_hosts"].get(str(process)) == name:
+            if report.get("process_hosts", {}).get(str(process)) == name:
                 lost.add(host)
     return sorted(lost)

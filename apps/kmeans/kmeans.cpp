@@ -423,7 +423,7 @@ void shrinking_run::await_losses(const std::string& why) {
 // placement alone, so all stop with the same error instead of the one rank
 // whose load fails stopping while the others wait for it.
 void shrinking_run::check_recoverable() const {
-    const store::placement where(c_.points, p_, store_.replicas(), g_.size, c_.seed);
+    const store::placement where = store_.placement_of(c_.points);
     for (std::uint64_t k = 0; k < g_.count; ++k) {
         if (!is_lost(first_owner_[k])) continue;
         for (const store::placement_unit& u : where.units(g_.first(k), g_.length(k))) {

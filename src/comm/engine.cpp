@@ -506,6 +506,7 @@ engine& engine::get() {
         e->config_ = read_environment_config();
         e->impl_ = new impl(*e);
         const bool spare = e->impl_->start(e->config_.spares);
+        e->impl_->wait_for_process_ids();
         *started = e;
         if (e->impl_->wait_while_spare() == impl::role::released) {
             // The job ended without needing this spare. It never ran the

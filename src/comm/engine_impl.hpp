@@ -329,6 +329,10 @@ private:
 
     // engine_processes.cpp: the processes of the job, and hung ones
     void exchange_process_ids();
+    void gather_process_ids();
+    /// Waits until exchange_process_ids has ended (well or not).
+    void wait_for_process_ids();
+    std::vector<int> number_nodes() const;
     void divide_tags();
     /// Kills (SIGKILL) those of `processes` that run on this host: a hung
     /// process that MPI has declared dead must end to be recovered from.
@@ -396,6 +400,7 @@ private:
     // name, exchanged at start-up (0: unknown).
     std::vector<std::int64_t> pid_of_process_;
     std::vector<std::uint64_t> host_of_process_;
+    bool ids_exchanged_ = false;  // under mutex_
     std::vector<std::pair<int, std::int64_t>> killed_;  // (process, wall-clock µs) killed by this one
     std::vector<recovery_record> recoveries_;
     bool recovery_kill_checked_ = false;  // a kill order "during recovery" applies once

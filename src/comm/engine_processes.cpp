@@ -19,6 +19,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 namespace rampart::comm::detail {
 
@@ -30,7 +31,45 @@ std::uint64_t this_host() {
 }
 }  // namespace
 
+// The program starts once the ids are known: the nodes of the ranks, which
+// placements use, come from them.
 void engine::impl::exchange_process_ids() {
+    gather_process_ids();
+    auto nodes = number_nodes();
+    std::lock_guard lock(mutex_);
+    owner_.nodes_at_start_ = std::move(nodes);
+    ids_exchanged_ = true;
+    cv_.notify_all();
+}
+
+void engine::impl::wait_for_process_ids() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return ids_exchanged_ || state_ == state::failed || state_ == state::stopped; });
+}
+
+// Numbered by their lowest rank; a rank whose host is not known (0) is a
+// node of its own.
+std::vector<int> engine::impl::number_nodes() const {
+    const int n = owner_.size_;
+    std::vector<int> node(static_cast<std::size_t>(n));
+    std::unordered_map<std::uint64_t, int> number;
+    int next = 0;
+    for (int r = 0; r < n; ++r) {
+        std::uint64_t host = host_of_process_.empty() ? 0 : host_of_process_[static_cast<std::size_t>(r)];
+        if (const auto k = owner_.config_.ranks_per_node) host = static_cast<std::uint64_t>(r / *k) + 1;
+        auto& mine = node[static_cast<std::size_t>(r)];
+        if (host == 0) {
+            mine = next++;
+            continue;
+        }
+        const auto [it, fresh] = number.try_emplace(host, next);
+        next += fresh ? 1 : 0;
+        mine = it->second;
+    }
+    return node;
+}
+
+void engine::impl::gather_process_ids() {
     const auto n = static_cast<std::size_t>(world_size_);
     pid_of_process_.assign(n, 0);
     host_of_process_.assign(n, 0);

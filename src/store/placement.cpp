@@ -75,18 +75,40 @@ std::uint64_t permutation::inverse(std::uint64_t y) const {
     return y;
 }
 
-placement::placement(std::uint64_t blocks, int pes, int replicas, std::uint64_t range_blocks, std::uint64_t seed)
+node_order::node_order(const std::vector<int>& node_of_pe) {
+    if (node_of_pe.empty()) throw std::invalid_argument("rampart::store::node_order: no PEs");
+    std::vector<int> at(node_of_pe.size()), of(node_of_pe.size());
+    for (std::size_t q = 0; q < at.size(); ++q) at[q] = static_cast<int>(q);
+    std::stable_sort(at.begin(), at.end(), [&](int a, int b) {
+        return node_of_pe[static_cast<std::size_t>(a)] < node_of_pe[static_cast<std::size_t>(b)];
+    });
+    bool identity = true;
+    for (std::size_t i = 0; i < at.size(); ++i) {
+        of[static_cast<std::size_t>(at[i])] = static_cast<int>(i);
+        identity = identity && at[i] == static_cast<int>(i);
+    }
+    if (identity) return;  // the common case (ranks placed in blocks per node): no lookups
+    at_ = std::make_shared<const std::vector<int>>(std::move(at));
+    of_ = std::make_shared<const std::vector<int>>(std::move(of));
+}
+
+placement::placement(std::uint64_t blocks, int pes, int replicas, std::uint64_t range_blocks, std::uint64_t seed,
+                     node_order order)
     : n_(blocks),
       p_(pes),
       r_(replicas),
       range_blocks_(range_blocks),
       ranges_(range_blocks ? (blocks + range_blocks - 1) / range_blocks : 0),
-      perm_(std::max<std::uint64_t>(ranges_, 1), seed) {
+      perm_(std::max<std::uint64_t>(ranges_, 1), seed),
+      order_(std::move(order)) {
     if (blocks == 0) throw std::invalid_argument("rampart::store: no blocks to place");
     if (pes < 1) throw std::invalid_argument("rampart::store: " + std::to_string(pes) + " PEs");
     if (replicas < 1 || replicas > pes)
         throw std::invalid_argument("rampart::store: " + std::to_string(replicas) + " copies on " +
                                     std::to_string(pes) + " PEs (need 1 <= r <= p)");
+    if (order_.pes() != 0 && order_.pes() != pes)
+        throw std::invalid_argument("rampart::store: an order of " + std::to_string(order_.pes()) + " PEs for " +
+                                    std::to_string(pes) + " PEs");
 }
 
 int placement::first_holder(std::uint64_t id) const {

@@ -62,6 +62,7 @@ store::impl::impl(std::size_t block_bytes, options o) : block_bytes_(block_bytes
             "rampart::store: permutation ranges of " + std::to_string(o.permutation_range_bytes) +
             " bytes are not a whole number of " + std::to_string(block_bytes) + "-byte blocks");
     range_blocks_ = o.permutation_range_bytes / block_bytes;
+    order_ = node_order(comm::nodes_at_start());
     rng_.seed(o.seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(me_));
     lost_.assign(static_cast<std::size_t>(p_), 0);
     holds_from_.assign(static_cast<std::size_t>(p_), 0);
@@ -183,6 +184,7 @@ std::uint64_t store::version() const { return impl_->version(); }
 std::uint64_t store::blocks() const { return impl_->blocks(); }
 std::size_t store::block_bytes() const noexcept { return impl_->block_bytes_; }
 int store::replicas() const noexcept { return impl_->r_; }
+placement store::placement_of(std::uint64_t blocks) const { return impl_->place(blocks); }
 store_counters store::counters() const { return impl_->counters(); }
 
 }  // namespace rampart::store

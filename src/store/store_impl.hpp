@@ -99,6 +99,8 @@ public:
     int me_ = 0, p_ = 1, r_ = 1;
     std::uint64_t range_blocks_ = 0;
 
+    placement place(std::uint64_t blocks) const { return placement(blocks, p_, r_, range_blocks_, opts_.seed, order_); }
+
 private:
     using segment = comm::segment;
     using head = detail::head;
@@ -246,6 +248,7 @@ private:
     std::vector<std::uint64_t> holds_from_;  // per logical rank: the first version it surely holds (replaced before)
     std::map<std::uint64_t, std::map<std::uint64_t, piece>> held_;  // version -> first id -> piece
     std::map<std::uint64_t, placement> placements_;
+    node_order order_;  // the ranks by node: copies of a block on different nodes
     std::map<std::uint64_t, std::uint64_t> abandoned_;  // version -> the last submit that abandoned it
     std::uint64_t committed_ = 0;
     std::uint64_t op_ = 0;              // the current (or last) collective operation

@@ -159,7 +159,7 @@ void store::impl::join() {
     if (!newest) return;  // the survivors have no such store (yet): nothing to join
     replacement_ = true;
     committed_ = newest->committed;
-    if (committed_ > 0) placements_.emplace(committed_, placement(newest->blocks, p_, r_, range_blocks_, opts_.seed));
+    if (committed_ > 0) placements_.emplace(committed_, place(newest->blocks));
     holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
     awaiting_outcome_ = true;
     joined_op_ = op_;
@@ -188,7 +188,7 @@ void store::impl::learn_outcome() {
     if (!awaiting_outcome_ || !outcome_ || outcome_->op < joined_op_) return;
     if (const std::uint64_t v = outcome_->version; v > committed_) {
         committed_ = v;
-        placements_.emplace(v, placement(outcome_->total, p_, r_, range_blocks_, opts_.seed));
+        placements_.emplace(v, place(outcome_->total));
         holds_from_[static_cast<std::size_t>(me_)] = v + 1;
         ++counters_.versions_learnt;
     }

@@ -377,7 +377,7 @@ void store::impl::put_own_blocks(std::span<const block_run> runs, std::uint64_t 
     // Replaces the placement of an abandoned attempt at this version;
     // held_[v] stays, as copies from faster ranks may be in it already.
     placements_.erase(v);
-    const placement& where = placements_.emplace(v, placement(total, p_, r_, range_blocks_, opts_.seed)).first->second;
+    const placement& where = placements_.emplace(v, place(total)).first->second;
     std::map<int, std::vector<put_draft>> puts;
     auto local = std::make_shared<std::vector<char>>();
     std::vector<id_range> local_ids;

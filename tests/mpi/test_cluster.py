@@ -15,11 +15,21 @@ usage: test_cluster.py TOOLS SCENARIO PROGRAM [ARGS...]
                   store with 2 copies: both ranks of node 1 killed at once; the
                   survivors load every point (the copies are on other nodes)
                   and the result is the fault-free one
+  node_ranks_lost_by_node
+                  the same under plain mpiexec --map-by node (another
+                  launcher's placement: rank q on node q mod 4), ranks 1
+                  and 5 of one node killed: the store orders the ranks by
+                  node, so their copies are still elsewhere
   node_restart    a rampart program that saves checkpoints (with
                   --checkpoint-dir); a node killed once a checkpoint is complete
                   on disk: rampart-run --restart starts it again on the nodes
                   left, it resumes from there, and its result is the fault-free
                   one
+  replica_node_restart
+                  a plain MPI program under --replicas 2 --restart; a whole
+                  node killed while it runs: the launcher ends the job, and
+                  rampart-run starts it again from its beginning on the 2
+                  nodes left; its output is the native run's, each line once
   slurm           a rampart program under the test cluster's Slurm (made here
                   on 3 nodes: controller, node daemons, munge): sbatch a
                   script that calls rampart-run, which takes its hosts from
@@ -79,7 +89,7 @@ def main():
         return 77
     if scenario == "slurm":
         return slurm(tools, cluster, program)
-    nodes = "4" if scenario == "node_ranks_lost" else "3"
+    nodes = "4" if scenario.startswith("node_ranks_lost") else "3"
     code, hosts = run(cluster + ["hosts", "--slots", "2", "--nodes", nodes])
     if code != 0:
         fail("no test cluster (the fixture cluster.up makes it): " + hosts)
@@ -87,8 +97,11 @@ def main():
                    "--launch-agent", os.path.join(tools, "rampart-cluster-agent"),
                    "--mpiexec-args", "--mca btl_tcp_if_include 10.77.0.0/24 --prtemca oob_tcp_if_include 10.77.0.0/24",
                    "--json"]
+    if scenario == "node_ranks_lost_by_node":
+        return node_ranks_lost_by_node(tools, hosts.strip(), program)
     return {"rank_killed": rank_killed, "replica_killed": replica_killed, "node_lost": node_lost,
-            "node_restart": node_restart, "node_ranks_lost": node_ranks_lost}[scenario](rampart_run, cluster, program)
+            "node_restart": node_restart, "node_ranks_lost": node_ranks_lost,
+            "replica_node_restart": replica_node_restart}[scenario](rampart_run, cluster, program)
 
 
 def spans_nodes(report, want):
@@ -139,6 +152,40 @@ def replica_killed(rampart_run, cluster, program):
     return 0
 
 
+def replica_node_restart(rampart_run, cluster, program):
+    mpiexec = os.path.join(os.path.dirname(cluster[0]), "..", ".venv", "bin", "mpiexec")
+    code, native = run([os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpiexec_retry.sh"), mpiexec,
+                        "--oversubscribe", "-n", "3"] + program)
+    if code != 0:
+        fail("the native run failed:\n" + native[-3000:])
+    reports = tempfile.mkdtemp(prefix="rampart-cluster-test-", dir=os.getcwd())
+    # Killed once every replica runs the program.
+    started = lambda: len(glob.glob(os.path.join(reports, "*", "rank.replica.*.json"))) == 6
+    try:
+        code, out = kill_node_once(cluster, rampart_run + ["--report-dir", reports, "-n", "3", "--replicas", "2",
+                                                           "--restart", "--"] + program, started)
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)
+    r = report_of(out)
+    restarts = r.get("restarts_after_node_loss", [])
+    print(f"native {checksum_of(native)}, node 1 killed {checksum_of(out)}; restarts {restarts}, hosts {r['hosts']}")
+    program_lines = [line for line in out.splitlines() if line.startswith(program[0].rsplit("-", 1)[-1] + ":")]
+    if code != 0 or program_lines != native.strip().splitlines():
+        fail(f"the output differs from the native run's ({program_lines}):\n" + out[-3000:])
+    if len(restarts) != 1 or restarts[0]["resumed_from_iteration"] is not None or len(set(r["hosts"])) != 2:
+        fail("the job was not started again from its beginning on the 2 nodes left")
+    if rampart_launch_apart(r):
+        fail(f"the replicas of a rank shared a node after the restart: {r['hosts']}")
+    print("identical across nodes after a node's loss, started again from the beginning")
+    return 0
+
+
+def rampart_launch_apart(r):
+    """The ranks whose replicas shared a host."""
+    n, hosts = r["ranks"], r["hosts"]
+    return [i for i in range(n) if len({hosts[k * n + i] for k in range(r["replicas"])}) < r["replicas"]]
+
+
 def kill_node_once(cluster, cmd, ready):
     """Starts cmd, kills node 1 once ready() holds; the output."""
     job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -186,6 +233,44 @@ def node_ranks_lost(rampart_run, cluster, program):
         fail("the assignments differ from the fault-free run's:\n" + out[-3000:])
     if result["lost_ranks"] != [2, 3] or result["points_reloaded"] <= 0:
         fail("ranks 2 and 3 were not lost, or no point was loaded from the store")
+    print("identical across nodes after a node's ranks were lost together")
+    return 0
+
+
+def node_ranks_lost_by_node(tools, hosts, program):
+    """kmeans under mpiexec itself, which maps ranks round-robin over the
+    nodes: the store must find the nodes on its own."""
+    code, out = run(program + ["--threads", "1", "--json"])
+    reference = json.loads(out.strip().splitlines()[-1])
+    folder = tempfile.mkdtemp(prefix="rampart-cluster-test-", dir=os.getcwd())
+    try:
+        os.environ.update(RAMPART_KILL="1@iter5,5@iter5", RAMPART_REPORT=os.path.join(folder, "rank"))
+        mpiexec = os.path.join(tools, "..", ".venv", "bin", "mpiexec")
+        code, out = run(["python3", os.path.join(tools, "rampart_launch.py"), mpiexec, "--with-ft", "ulfm", "--mca", "btl",
+                         "self,sm,tcp", "--mca", "coll", "^han", "--host", hosts, "--map-by", "node", "--bind-to",
+                         "none", "--prtemca", "plm_ssh_agent", os.path.join(tools, "rampart-cluster-agent"),
+                         "--mca", "btl_tcp_if_include", "10.77.0.0/24", "--prtemca", "oob_tcp_if_include",
+                         "10.77.0.0/24", "-x", "RAMPART_KILL", "-x", "RAMPART_REPORT", "-n", "8"] +
+                        program + ["--threads", "1", "--json"])
+        host = {}
+        for f in glob.glob(os.path.join(folder, "rank.start.*")):
+            note = json.load(open(f))
+            host[note["process"]] = note["host"]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"hosts {[host.get(q) for q in range(8)]}")
+    if len(host) != 8 or len(set(host.values())) != 4 or host[1] != host[5] or \
+            list(host.values()).count(host[1]) != 2:
+        fail("mpiexec did not put ranks 1 and 5 alone together on a node, 2 ranks on each of 4 nodes")
+    try:
+        result = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        fail("no result:\n" + out[-3000:])
+    print(f"lost {result['lost_ranks']}, {result['points_reloaded']} points reloaded, {result['replicas']} copies")
+    if code != 0 or result["assignments"] != reference["assignments"]:
+        fail("the assignments differ from the fault-free run's:\n" + out[-3000:])
+    if result["lost_ranks"] != [1, 5] or result["points_reloaded"] <= 0:
+        fail("ranks 1 and 5 were not lost, or no point was loaded from the store")
     print("identical across nodes after a node's ranks were lost together")
     return 0
 

@@ -107,3 +107,29 @@ TEST(Placement, BadArgumentsAreClearErrors) {
     EXPECT_THROW(where.units(5, 6), std::invalid_argument);
     EXPECT_THROW(where.units(~0ULL, 2), std::invalid_argument);
 }
+
+TEST(Placement, CopiesGoToDifferentNodesWhateverTheRankOrder) {
+    // 8 ranks on 4 nodes, mapped round-robin (rank q on node q % 4), as a
+    // launcher mapping by node does: in rank order, copies p/r = 4 apart
+    // would share a node; along the node order they never do.
+    std::vector<int> node_of(8);
+    for (int q = 0; q < 8; ++q) node_of[static_cast<std::size_t>(q)] = q % 4;
+    const rampart::store::node_order order(node_of);
+    EXPECT_EQ(order.pes(), 8);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(order.position_of(order.pe_at(i)), i);
+    for (const std::uint64_t range : {std::uint64_t{0}, std::uint64_t{16}}) {
+        placement where(4096, 8, 2, range, 5, order);
+        for (std::uint64_t id = 0; id < 4096; ++id) {
+            const int a = where.holder(id, 0), b = where.holder(id, 1);
+            ASSERT_NE(node_of[static_cast<std::size_t>(a)], node_of[static_cast<std::size_t>(b)]) << id;
+        }
+        // Copy 0 stays where the ids put it: the order moves only the others.
+        placement plain(4096, 8, 2, range, 5);
+        for (std::uint64_t id = 0; id < 4096; id += 31) EXPECT_EQ(where.first_holder(id), plain.first_holder(id));
+    }
+    // Ranks already in blocks per node: the order is the ranks' own.
+    const rampart::store::node_order blocks({0, 0, 1, 1, 2, 2, 3, 3});
+    EXPECT_EQ(blocks.pes(), 0);
+    EXPECT_THROW(rampart::store::node_order(std::vector<int>{}), std::invalid_argument);
+    EXPECT_THROW(placement(100, 4, 2, 0, 1, order), std::invalid_argument);  // an order of 8 PEs for 4
+}

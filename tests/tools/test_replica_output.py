@@ -91,4 +91,31 @@ o.feed("prterun: an error")
 o.finish({})
 check("shown at the end when no process printed", err.getvalue(), "prterun: an error\n")
 
+# A launcher line after the start is shown, and still read (a lost node's).
+o, out, err = make(1, 1)
+o.feed(tag(0, "hi"))
+o.feed("Remote daemon: [prterun-x@1] on node rpnode1")
+check("a later launcher line on stderr", err.getvalue(), "Remote daemon: [prterun-x@1] on node rpnode1\n")
+check("and in the launcher's text", "rpnode1" in o.launcher_text(), True)
+
+# A job started again from its beginning: what the first run showed is not
+# shown again; the rest is.
+o, out, err = make(2, 2)
+for process, line in ((0, "r0 a"), (1, "r1 a"), (0, "r0 b")):
+    o.feed(tag(process, line))
+first = out.getvalue()
+o2 = Output(2, 2, io.StringIO(), io.StringIO(), shown_before=o.shown_lines)
+out2 = o2.out
+for process, line in ((2, "r0 a"), (0, "r0 a"), (1, "r1 a"), (0, "r0 b"), (0, "r0 c"), (3, "r1 a"), (1, "r1 b")):
+    o2.feed(tag(process, line))
+o2.finish({})
+check("the first run showed each rank's first lines", first, "r0 a\nr1 a\nr0 b\n")
+check("the second shows only the rest", out2.getvalue(), "r0 c\nr1 b\n")
+check("and agreed with the first", o2.diverged, None)
+o3 = Output(2, 2, io.StringIO(), io.StringIO(), shown_before=o.shown_lines)
+o3.feed(tag(0, "r0 a"))
+o3.feed(tag(0, "r0 other"))
+check("a line unlike the one shown is noted", o3.diverged, (0, 2))
+check("and not shown", o3.out.getvalue(), "")
+
 print("PASS: replicated output")

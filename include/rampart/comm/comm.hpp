@@ -26,6 +26,16 @@ namespace rampart::comm {
 inline int rank() { return detail::engine::get().rank(); }
 inline int size() { return detail::engine::get().size(); }
 
+/// The node of every logical rank, numbered 0, 1, ... in the order of their
+/// lowest rank: ranks whose processes started on one host share a number
+/// (with RAMPART_RANKS_PER_NODE=k, every k consecutive ranks do). Fixed when
+/// the job starts, so the same on every process for the whole job, though
+/// a spare that replaces a rank may run on another node. Where the hosts are
+/// not known (a process died while the job started), each rank is a node.
+///
+///     const std::vector<int>& node = rampart::comm::nodes_at_start();  // node[r]: rank r's
+inline const std::vector<int>& nodes_at_start() { return detail::engine::get().nodes_at_start(); }
+
 /// True when this process was started by mpiexec (or rampart-run), so that
 /// the program runs distributed; false for a plain start, where a program
 /// may choose to run alone without MPI. Starts nothing.

@@ -148,6 +148,11 @@ public:
     std::uint64_t blocks() const;
     std::size_t block_bytes() const noexcept;
     int replicas() const noexcept;
+    /// Where this store puts the copies of `blocks` blocks: its options, and
+    /// the ranks ordered by node (rampart::comm::nodes_at_start).
+    ///
+    ///     int rank = s.placement_of(s.blocks()).holder(42, 1);  // copy 1 of block 42
+    placement placement_of(std::uint64_t blocks) const;
     store_counters counters() const;
 
     class impl;

@@ -73,6 +73,8 @@ public:
     std::vector<std::vector<char>> recovery_states(int number) const;
     /// Logical ranks dead with no spare to replace them, sorted.
     std::vector<int> lost_ranks() const;
+    /// See rampart::comm::nodes_at_start.
+    const std::vector<int>& nodes_at_start() const noexcept { return nodes_at_start_; }
     /// Recoveries ended so far: the same count on every process of the job
     /// (spares too) once it has seen the same recoveries.
     std::uint64_t recoveries() const;
@@ -125,6 +127,7 @@ private:
     int rank_ = 0, size_ = 1, max_tag_ = 0, incarnation_ = 0;
     std::int64_t started_us_ = 0;  // when this process began to run its rank
     environment_config config_;
+    std::vector<int> nodes_at_start_;  // set before the engine is handed out, then read only
     std::atomic<std::uint64_t> iteration_{0};
     std::atomic<std::uint64_t> next_reply_{1};
     impl* impl_ = nullptr;  // owned; lives until process shutdown
