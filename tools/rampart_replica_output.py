@@ -34,7 +34,7 @@ class Output:
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.lines = {}  # (rank, stream) -> {replica: [lines]}
         self.shown = {}  # (rank, stream) -> how many of its lines are shown
-        self.shown_lines = {}  # (rank, stream) -> those lines (with those shown before)
+        self.shown_lines = {}  # (rank, stream) -> the lines on screen, the earlier runs' included
         self.before = shown_before or {}  # (rank, stream) -> the lines an earlier run of the job showed
         self.diverged = None  # (rank, line number) where this run first printed otherwise than that one
         self.spares = {}  # spare process -> its standard output lines
@@ -84,6 +84,10 @@ class Output:
                 for line in merged[self.shown.get(key, 0):]:
                     self._show(key, line)
                 self.shown[key] = max(self.shown.get(key, 0), len(merged))
+            # What an earlier run showed and this one did not reach stays shown.
+            for key, before in self.before.items():
+                mine = self.shown_lines.setdefault(key, [])
+                mine += before[len(mine):]
             self.out.flush()
             self.err.flush()
 
@@ -117,14 +121,17 @@ class Output:
             self.shown[key] = i + 1
 
     def _show(self, key, line):
-        """A rank's next line: written, unless an earlier run showed it."""
+        """A rank's next line: written, unless an earlier run showed it
+        (shown_lines keeps what is on screen)."""
         mine = self.shown_lines.setdefault(key, [])
         before = self.before.get(key, [])
-        mine.append(line)
-        if len(mine) > len(before):
+        if len(mine) >= len(before):
+            mine.append(line)
             self._write(key[1], line)
-        elif line != before[len(mine) - 1] and self.diverged is None:
-            self.diverged = (key[0], len(mine))
+            return
+        if line != before[len(mine)] and self.diverged is None:
+            self.diverged = (key[0], len(mine) + 1)
+        mine.append(before[len(mine)])
 
     def _write(self, stream, line):
         if stream == "stdout":

@@ -150,7 +150,8 @@ def launch(a, prog):
         shutil.rmtree(reports, ignore_errors=True)  # also after Ctrl-C
 
 
-def run_once(a, prog, reports):
+def job_environment(a, reports):
+    """The environment of the job's processes."""
     env = rampart_launch.base_environment()
     env["RAMPART_REPORT"] = os.path.join(reports, "rank")
     env["RAMPART_REPLICAS"] = str(a.replicas)
@@ -177,8 +178,15 @@ def run_once(a, prog, reports):
     env["RAMPART_STDIN"] = os.devnull
     if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
         env["RAMPART_STDIN"] = os.path.join(reports, "stdin")
+        if not hasattr(a, "stdin_bytes"):  # read once: a job started again gets the same
+            a.stdin_bytes = sys.stdin.buffer.read()
         with open(env["RAMPART_STDIN"], "wb") as f:
-            f.write(sys.stdin.buffer.read())
+            f.write(a.stdin_bytes)
+    return env
+
+
+def run_once(a, prog, reports):
+    env = job_environment(a, reports)
     cmd, placement = rampart_launch.command(a, a.host_list, a.n * a.replicas, a.spares, reports)
     if placement and (together := rampart_launch.replicas_apart(placement, a.n, a.replicas)):
         print(f"rampart-run: warning: the replicas of rank(s) {', '.join(map(str, together))} share a node (give "
@@ -220,8 +228,8 @@ def run_once(a, prog, reports):
     job_ended_us = round(time.time() * 1e6)
     output.finish(recreated_output(reports, a.n * a.replicas))
     if output.diverged:
-        print(f"rampart-run: warning: started again, rank {output.diverged[0]} printed another line "
-              f"{output.diverged[1]} than the first run had shown: the program is not deterministic, and its "
+        print(f"rampart-run: warning: started again, rank {output.diverged[0]} printed a different line "
+              f"{output.diverged[1]} than the earlier run had shown: the program is not deterministic, and its "
               "output above mixes both runs", file=sys.stderr)
     report = summarize(a, reports, code if code is not None else 1, seconds, ended_us)
     report["ended_us"] = job_ended_us

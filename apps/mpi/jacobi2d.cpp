@@ -63,11 +63,12 @@ double sweep(block& b) {
 int main(int argc, char** argv) {
     CLI::App app{"2-D Jacobi on a Cartesian communicator (plain MPI)"};
     int n = 256, iterations = 200, check_every = 10;
-    bool json = false;
+    bool json = false, progress = false;
     app.add_option("--size", n, "grid points per side")->check(CLI::Range(4, 1 << 14));
     app.add_option("--iterations", iterations, "sweeps")->check(CLI::Range(1, 1 << 20));
     app.add_option("--check-every", check_every, "sweeps between residual sums")->check(CLI::Range(1, 1 << 20));
     app.add_flag("--json", json, "print the result as one JSON object");
+    app.add_flag("--progress", progress, "rank 0 prints each residual sum as it comes");
     CLI11_PARSE(app, argc, argv);
 
     const int size = mpi_programs::start(argc, argv).size;
@@ -96,7 +97,12 @@ int main(int argc, char** argv) {
     for (int it = 1; it <= iterations; ++it) {
         exchange_halos(b, grid, column);
         const double change = sweep(b);
-        if (it % check_every == 0 || it == iterations) MPI_Allreduce(&change, &residual, 1, MPI_DOUBLE, MPI_SUM, grid);
+        if (it % check_every != 0 && it != iterations) continue;
+        MPI_Allreduce(&change, &residual, 1, MPI_DOUBLE, MPI_SUM, grid);
+        if (progress && rank == 0) {
+            std::printf("jacobi2d: sweep %d residual %.17g\n", it, residual);
+            std::fflush(stdout);
+        }
     }
     const double seconds = MPI_Wtime() - start;
 

@@ -400,6 +400,7 @@ private:
     // name, exchanged at start-up (0: unknown).
     std::vector<std::int64_t> pid_of_process_;
     std::vector<std::uint64_t> host_of_process_;
+    std::vector<std::uint64_t> node_of_process_;  // the host, or a count of RAMPART_RANKS_PER_NODE
     bool ids_exchanged_ = false;  // under mutex_
     std::vector<std::pair<int, std::int64_t>> killed_;  // (process, wall-clock µs) killed by this one
     std::vector<recovery_record> recoveries_;

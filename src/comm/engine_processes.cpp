@@ -47,7 +47,7 @@ void engine::impl::wait_for_process_ids() {
     cv_.wait(lock, [this] { return ids_exchanged_ || state_ == state::failed || state_ == state::stopped; });
 }
 
-// Numbered by their lowest rank; a rank whose host is not known (0) is a
+// Numbered by their lowest rank; a rank whose node is not known (0) is a
 // node of its own.
 std::vector<int> engine::impl::number_nodes() const {
     const int n = owner_.size_;
@@ -55,8 +55,7 @@ std::vector<int> engine::impl::number_nodes() const {
     std::unordered_map<std::uint64_t, int> number;
     int next = 0;
     for (int r = 0; r < n; ++r) {
-        std::uint64_t host = host_of_process_.empty() ? 0 : host_of_process_[static_cast<std::size_t>(r)];
-        if (const auto k = owner_.config_.ranks_per_node) host = static_cast<std::uint64_t>(r / *k) + 1;
+        const std::uint64_t host = node_of_process_.empty() ? 0 : node_of_process_[static_cast<std::size_t>(r)];
         auto& mine = node[static_cast<std::size_t>(r)];
         if (host == 0) {
             mine = next++;
@@ -73,12 +72,18 @@ void engine::impl::gather_process_ids() {
     const auto n = static_cast<std::size_t>(world_size_);
     pid_of_process_.assign(n, 0);
     host_of_process_.assign(n, 0);
+    node_of_process_.assign(n, 0);
     if (world_size_ == 1) return;
     struct id {
         std::int64_t pid;
-        std::uint64_t host;
+        std::uint64_t host, node;
     };
-    const id mine{static_cast<std::int64_t>(::getpid()), this_host()};
+    // A node as this process counts it: its host, or every k processes with
+    // RAMPART_RANKS_PER_NODE=k (sent, so that one process's setting decides
+    // its own entry only and all agree on the table).
+    const auto k = owner_.config_.ranks_per_node;
+    const id mine{static_cast<std::int64_t>(::getpid()), this_host(),
+                  k ? static_cast<std::uint64_t>(process_ / *k) + 1 : this_host()};
     std::vector<id> all(n);
     const int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm_);
     // A process that died during start-up fails the step; recovery follows,
@@ -90,6 +95,7 @@ void engine::impl::gather_process_ids() {
     for (std::size_t p = 0; p < n; ++p) {
         pid_of_process_[p] = all[p].pid;
         host_of_process_[p] = all[p].host;
+        node_of_process_[p] = all[p].node;
     }
 }
 

@@ -144,10 +144,13 @@ private:
     }
     bool excused(int q) const { return dead_in(op_, q); }
     // Where copies of a lost rank live once restored (paper IV-E): with the
-    // next living rank after it, the same choice on every rank.
+    // next living rank after it along the node order (mostly one of its own
+    // node, which holds no other copy of those blocks), the same choice on
+    // every rank.
     int resolve(int h, const std::vector<char>& lost) const {
+        const int at = order_.position_of(h);
         for (int i = 0; i < p_; ++i)
-            if (const int q = (h + i) % p_; !lost[static_cast<std::size_t>(q)]) return q;
+            if (const int q = order_.pe_at((at + i) % p_); !lost[static_cast<std::size_t>(q)]) return q;
         return me_;
     }
     // The ranks meant to hold copies of a unit, in copy order, each once.

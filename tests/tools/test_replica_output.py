@@ -118,4 +118,15 @@ o3.feed(tag(0, "r0 other"))
 check("a line unlike the one shown is noted", o3.diverged, (0, 2))
 check("and not shown", o3.out.getvalue(), "")
 
+# Started a third time: what the first run showed and the second did not
+# reach is still not shown again.
+o4 = Output(2, 2, io.StringIO(), io.StringIO(), shown_before=o.shown_lines)
+o4.feed(tag(0, "r0 a"))
+o4.finish({})
+o5 = Output(2, 2, io.StringIO(), io.StringIO(), shown_before=o4.shown_lines)
+for process, line in ((0, "r0 a"), (0, "r0 b"), (0, "r0 c"), (1, "r1 a"), (1, "r1 b")):
+    o5.feed(tag(process, line))
+o5.finish({})
+check("a third run shows only what no run showed", o5.out.getvalue(), "r0 c\nr1 b\n")
+
 print("PASS: replicated output")

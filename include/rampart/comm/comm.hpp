@@ -30,8 +30,8 @@ inline int size() { return detail::engine::get().size(); }
 /// lowest rank: ranks whose processes started on one host share a number
 /// (with RAMPART_RANKS_PER_NODE=k, every k consecutive ranks do). Fixed when
 /// the job starts, so the same on every process for the whole job, though
-/// a spare that replaces a rank may run on another node. Where the hosts are
-/// not known (a process died while the job started), each rank is a node.
+/// a spare that replaces a rank may run on another node. Where they are not
+/// known (a process died while the job started), each rank is a node.
 ///
 ///     const std::vector<int>& node = rampart::comm::nodes_at_start();  // node[r]: rank r's
 inline const std::vector<int>& nodes_at_start() { return detail::engine::get().nodes_at_start(); }
