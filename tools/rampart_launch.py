@@ -26,7 +26,17 @@ import tempfile
 import time
 from pathlib import Path
 
-LAUNCHER_FAILED = "PMIx server's listener thread failed to start"
+# Open MPI's launcher now and then fails to start a job before any process
+# of it runs: its PMIx listener thread, or (seen once in a few starts right
+# after a node was lost, with a rank file it took before) a complaint about
+# its own mapping options. Nothing of the program ran; a start again works.
+LAUNCHER_FAILURES = ("PMIx server's listener thread failed to start",
+                     "The PE=<list> mapping directive cannot be combined with a")
+
+
+def launcher_failed(text):
+    """Whether the launcher's output says that it failed to start the job."""
+    return any(marker in text for marker in LAUNCHER_FAILURES)
 
 
 def add_arguments(p):
@@ -224,7 +234,7 @@ def run_again_if_launcher_failed(cmd, attempts=3):
         for line in job.stdout:
             sys.stdout.buffer.write(line)
             sys.stdout.buffer.flush()
-            failed = failed or LAUNCHER_FAILED.encode() in line
+            failed = failed or launcher_failed(line.decode(errors="replace"))
         code = job.wait()
         if code == 0 or not failed or attempt == attempts:
             return 128 - code if code < 0 else code  # killed by a signal: as a shell says it

@@ -212,7 +212,7 @@ def run_once(a, prog, reports):
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
         launcher_failed = code is not None and not glob.glob(os.path.join(reports, "rank.replica.*.json")) and \
-            rampart_launch.LAUNCHER_FAILED in output.launcher_text()
+            rampart_launch.launcher_failed(output.launcher_text())
         if not (code is None or launcher_failed) or attempt == 2:
             break
         if code is None:  # a process died inside MPI_Init (run_job said which)
