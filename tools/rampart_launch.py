@@ -15,6 +15,7 @@ several hosts, rampart-run places every process itself (a rank file):
   spread over the nodes: a node's loss takes at most its own spares with
   the ranks they should replace.
 """
+import atexit
 import os
 import re
 import shlex
@@ -150,6 +151,25 @@ def write_rank_file(hosts, placement, path):
     return seen
 
 
+def rank_file_path():
+    """A new file for Open MPI's rank file, on this host (the launcher reads
+    it here), whose path holds no "pe" in any case: Open MPI 5.0's launcher
+    takes "pe" anywhere in `--map-by rankfile:file=PATH` for its PE=
+    modifier and refuses to start (a home folder /home/pete would do it).
+    Removed when rampart-run ends."""
+    for folder in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
+        if "pe" in folder.lower() or not os.access(folder, os.W_OK):
+            continue
+        for _ in range(100):
+            fd, path = tempfile.mkstemp(prefix="rampart-rankfile-", dir=folder)
+            os.close(fd)
+            atexit.register(lambda p=path: os.path.exists(p) and os.remove(p))
+            if "pe" not in path.lower():
+                return path
+    raise ValueError("no folder for the rank file whose path lacks \"pe\" (Open MPI's launcher misreads it): "
+                     "set TMPDIR to one")
+
+
 def report_dir(a, hosts):
     if a.report_dir:
         Path(a.report_dir).mkdir(parents=True, exist_ok=True)
@@ -164,7 +184,7 @@ def find_mpiexec(explicit):
     return str(venv) if venv.exists() else "mpiexec"
 
 
-def command(a, hosts, main, spares, reports):
+def command(a, hosts, main, spares):
     """mpiexec and its options for a job of main + spares processes, up to
     the process count (the caller adds -x NAME, -n and the program). The
     second value is the host of each process (None on one machine)."""
@@ -174,7 +194,7 @@ def command(a, hosts, main, spares, reports):
     placement = None
     if hosts:
         placement = place(hosts, main, spares)
-        rank_file = os.path.join(reports, "rankfile")
+        rank_file = rank_file_path()
         placed = write_rank_file(hosts, placement, rank_file)
         # Unbound: a rank file's slot would pin each process, and all the
         # threads of a rank, to one core.

@@ -187,7 +187,7 @@ def job_environment(a, reports):
 
 def run_once(a, prog, reports):
     env = job_environment(a, reports)
-    cmd, placement = rampart_launch.command(a, a.host_list, a.n * a.replicas, a.spares, reports)
+    cmd, placement = rampart_launch.command(a, a.host_list, a.n * a.replicas, a.spares)
     if placement and (together := rampart_launch.replicas_apart(placement, a.n, a.replicas)):
         print(f"rampart-run: warning: the replicas of rank(s) {', '.join(map(str, together))} share a node (give "
               f"at least {a.replicas} hosts with equal slots): a node's loss takes every replica of them",

@@ -63,18 +63,30 @@ def test_rank_file(tmp_path):
 
 def test_command_across_hosts(tmp_path):
     a = Namespace(mpiexec="mpiexec", launch_agent="./agent", mpiexec_args="--mca x 'a b'")
-    cmd, placement = launch.command(a, [("n0", 1), ("n1", 1)], 2, 1, str(tmp_path))
+    cmd, placement = launch.command(a, [("n0", 1), ("n1", 1)], 2, 1)
     assert placement == ["n0", "n1", "n1"]
     assert cmd[cmd.index("--host") + 1] == "n0:1,n1:2"
     assert cmd[-3:] == ["--mca", "x", "a b"]
     assert os.path.isabs(cmd[cmd.index("plm_ssh_agent") + 1])
     assert cmd[cmd.index("--bind-to") + 1] == "none"
     a.launch_agent = "ssh -x"  # a command on PATH stays as given
-    cmd, _ = launch.command(a, [("n0", 1), ("n1", 1)], 2, 0, str(tmp_path))
+    cmd, _ = launch.command(a, [("n0", 1), ("n1", 1)], 2, 0)
     assert cmd[cmd.index("plm_ssh_agent") + 1] == "ssh -x"
-    cmd, placement = launch.command(Namespace(mpiexec="m", launch_agent=None, mpiexec_args=""), None, 2, 0,
-                                    str(tmp_path))
+    cmd, placement = launch.command(Namespace(mpiexec="m", launch_agent=None, mpiexec_args=""), None, 2, 0)
     assert placement is None and "--oversubscribe" in cmd
+
+
+def test_rank_file_path_never_holds_pe(monkeypatch, tmp_path):
+    # Open MPI's launcher reads "pe" anywhere in the rank file's path as its
+    # PE= modifier and refuses to start: a TMPDIR of /home/pete is passed over.
+    folder = tmp_path / "pete"
+    folder.mkdir()
+    monkeypatch.setattr(launch.tempfile, "tempdir", str(folder))
+    paths = [launch.rank_file_path() for _ in range(200)]
+    assert all("pe" not in p.lower() and os.path.exists(p) for p in paths)
+    a = Namespace(mpiexec="mpiexec", launch_agent=None, mpiexec_args="")
+    cmd, _ = launch.command(a, [("n0", 1), ("n1", 1)], 2, 0)
+    assert "pe" not in cmd[cmd.index("--map-by") + 1].lower()
 
 
 def test_nodes_lost_in_the_launchers_words():
