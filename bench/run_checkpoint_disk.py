@@ -61,7 +61,7 @@ def main():
         dd.append(dd_bytes_per_second())
         d = disk[-1]["checkpoints_on_disk"]
         print(f"run {i + 1}: memory {memory[-1]['result']['seconds']:.3f} s, disk {disk[-1]['result']['seconds']:.3f} s "
-              f"({d['written']} files, {d['bytes'] / 2**20:.0f} MiB, {d['skipped']} skipped), dd {dd[-1] / 2**20:.0f} MiB/s",
+              f"({d['written']} files, {d['bytes'] / 2**20:.0f} MiB, {d['waited']} saves waited), dd {dd[-1] / 2**20:.0f} MiB/s",
               flush=True)
     shutil.rmtree(folder, ignore_errors=True)
     med = statistics.median
@@ -83,7 +83,7 @@ def main():
         "disk_cost_per_checkpoint_seconds": per_checkpoint,
         "disk_cost_share_of_interval": per_checkpoint / interval,
         "state_bytes_per_checkpoint": med([r["checkpoints_on_disk"]["bytes"] for r in disk]) / SAVES,
-        "skipped": [r["checkpoints_on_disk"]["skipped"] for r in disk],
+        "saves_that_waited": [r["checkpoints_on_disk"]["waited"] for r in disk],
         "median_checkpoint_write_bytes_per_second": med(rates),
         "median_dd_bytes_per_second": med(dd),
         "write_rate_over_dd": med(rates) / med(dd),

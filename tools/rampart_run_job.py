@@ -54,7 +54,7 @@ def disk_summary(disk, ranks):
     """What the ranks wrote to --checkpoint-dir, summed, and the pace of each
     checkpoint that every rank wrote: its bytes over the time from the first
     rank's start to the last rank's end (they write at once)."""
-    out = {key: sum(x[key] for x in disk) for key in ("written", "skipped", "failed", "bytes", "write_seconds")}
+    out = {key: sum(x[key] for x in disk) for key in ("written", "waited", "wait_seconds", "failed", "bytes", "write_seconds")}
     by_checkpoint = {}  # (checkpoints object, iteration) -> {rank: write}
     for x in disk:
         for iteration, began, ended, size in x.get("writes", []):

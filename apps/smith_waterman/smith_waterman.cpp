@@ -168,7 +168,9 @@ public:
         std::optional<rampart::store::checkpoints> cp;
         std::size_t start = 0;
         if (c_.distributed && ranks_ > 1 && c_.checkpoint_every > 0) {
-            cp.emplace(local_ * (T_ * sizeof(std::int32_t) + 16) + rows_ * local_ * sizeof(std::uint64_t) + 64);
+            // The same slot on every rank: room for the widest share of tile columns.
+            const std::size_t widest = (cols_ + static_cast<std::size_t>(ranks_) - 1) / static_cast<std::size_t>(ranks_);
+            cp.emplace(widest * (T_ * sizeof(std::int32_t) + 16) + rows_ * widest * sizeof(std::uint64_t) + 64);
             start = resume(*cp);
         }
         for (std::size_t ti = start; ti < rows_; ++ti) {

@@ -365,7 +365,9 @@ result run(const config& c) {
     std::optional<rampart::store::checkpoints> cp;
     std::size_t start = 0;
     if (g.remote && c.checkpoint_every > 0) {
-        cp.emplace(g.local * (c.points * sizeof(double) + 16) + 2 * (c.steps * sizeof(double) + 16) + 64);
+        // The same slot on every rank: room for the widest share of subdomains.
+        const std::size_t widest = (g.n + static_cast<std::size_t>(g.ranks) - 1) / static_cast<std::size_t>(g.ranks);
+        cp.emplace(widest * (c.points * sizeof(double) + 16) + 2 * (c.steps * sizeof(double) + 16) + 64);
         start = resume(*cp, g, f);
     }
     fault_injector inject(c.error_rate, c.seed);

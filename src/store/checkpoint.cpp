@@ -110,8 +110,14 @@ bool checkpoints::save_bytes(std::uint64_t iteration, const std::string& state) 
     try {
         store_->tag_next_operation(iteration);
         store_->submit(me * slot_blocks_, slot, p * slot_blocks_);
-    } catch (const store_error&) {
+    } catch (const store_error& x) {
         if (!problem.empty()) throw rampart::invalid_argument("rampart::store::checkpoints::save: " + problem);
+        // A program error, not a fault: no later save could do better.
+        if (!x.by_failures())
+            throw rampart::invalid_argument("rampart::store::checkpoints::save: the checkpoint of iteration " +
+                                            std::to_string(iteration) + " is refused (" + x.what() +
+                                            "): a rank's state did not fit, or the ranks gave different maximum "
+                                            "state sizes");
         ++counters_.abandoned;
         return false;
     }
@@ -180,7 +186,8 @@ checkpoint_counters checkpoints::counters() const {
     checkpoint_counters c = counters_;
     const detail::disk_counters d = disk_->counters();
     c.disk_written = d.written;
-    c.disk_skipped = d.skipped;
+    c.disk_waits = d.waited;
+    c.disk_wait_seconds = d.wait_seconds;
     c.disk_bytes = d.bytes;
     c.disk_write_seconds = d.write_seconds;
     return c;

@@ -113,7 +113,8 @@ void disk_copies::note_counters() const {
     const std::string path = std::string(prefix) + ".disk." + std::to_string(rank_) + "." + std::to_string(::getpid()) +
                              "." + std::to_string(object_);
     nlohmann::ordered_json note = {{"rank", rank_}, {"object", object_}, {"written", counters_.written},
-                                   {"skipped", counters_.skipped}, {"failed", counters_.failed},
+                                   {"waited", counters_.waited},   {"wait_seconds", counters_.wait_seconds},
+                                   {"failed", counters_.failed},
                                    {"bytes", counters_.bytes},     {"write_seconds", counters_.write_seconds},
                                    {"writes", writes_}};
     if (FILE* f = std::fopen(path.c_str(), "w")) {
@@ -132,12 +133,17 @@ bool disk_copies::due(std::uint64_t iteration) {
     return enabled() && first_in_span;
 }
 
+// Never skipped: a choice made per rank would leave each rank with other
+// iterations on disk, and few checkpoints complete. While one write runs and
+// another waits, the save waits too (the disk is slower than the saves).
 void disk_copies::write_later(std::uint64_t iteration, std::string record) {
     {
-        std::lock_guard lock(m_);
-        if (busy_ || pending_) {
-            ++counters_.skipped;
-            return;
+        std::unique_lock lock(m_);
+        if (pending_) {
+            const auto t0 = std::chrono::steady_clock::now();
+            cv_.wait(lock, [this] { return !pending_; });
+            ++counters_.waited;
+            counters_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         }
         pending_.emplace(iteration, std::move(record));
     }
@@ -153,11 +159,9 @@ void disk_copies::run() {
             if (!pending_) return;  // stopping, nothing left to write
             job = std::move(*pending_);
             pending_.reset();
-            busy_ = true;
         }
+        cv_.notify_all();  // a save waiting for room
         write(job.first, job.second);
-        std::lock_guard lock(m_);
-        busy_ = false;
     }
 }
 
@@ -198,8 +202,7 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
 
 // Removes this rank's files of the iterations before the newest checkpoint
 // complete on disk, and their folders once empty (the last rank to remove
-// its file removes the folder). The newest complete one always stays,
-// whatever each rank skipped.
+// its file removes the folder). The newest complete one always stays.
 void disk_copies::drop_old() {
     const auto keep_from = newest_complete();
     if (!keep_from) return;

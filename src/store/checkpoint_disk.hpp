@@ -4,8 +4,10 @@
 // system) by a thread of its own, so that the program does not wait for
 // the disk: the first checkpoint in each span of K iterations, a choice
 // every rank makes alike from the iterations of the saves (a replacement
-// too, from the checkpoint it resumed at and the saves it skips). A job started again after it lost a node
-// (RAMPART_RESTART) resumes from the newest checkpoint complete there.
+// too, from the checkpoint it resumed at and the saves it skips). None is
+// skipped, so every rank writes the same ones; a save waits only when the
+// disk falls two checkpoints behind. A job started again after it lost a
+// node (RAMPART_RESTART) resumes from the newest checkpoint complete there.
 //
 // Layout: DIR/checkpoints-C/iteration-I/rank-R.bin, C counting the
 // checkpoints objects of the program in the order they are made. Each rank
@@ -39,7 +41,8 @@ struct disk_settings {
 
 struct disk_counters {
     std::uint64_t written = 0;      ///< checkpoints this rank wrote to disk
-    std::uint64_t skipped = 0;      ///< due for the disk while the previous write was still under way
+    std::uint64_t waited = 0;       ///< saves that waited for room: one write running, another waiting
+    double wait_seconds = 0;        ///< how long they waited
     std::uint64_t bytes = 0;        ///< bytes written
     double write_seconds = 0;       ///< time the writes took, in the background
     std::uint64_t failed = 0;       ///< writes that failed (the message went to stderr)
@@ -60,7 +63,7 @@ public:
     /// Where a rank resumed: the saves after it are judged from there.
     void resumed_at(std::uint64_t iteration) { last_save_ = iteration; }
     /// Writes `record` as this rank's part of `iteration` in the
-    /// background; skipped (counted) while the previous write runs.
+    /// background; waits while one write runs and another waits.
     void write_later(std::uint64_t iteration, std::string record);
     /// This rank's record of the newest checkpoint complete on disk.
     std::optional<std::string> newest_record() const;
@@ -81,7 +84,7 @@ private:
     mutable std::mutex m_;
     std::condition_variable cv_;
     std::optional<std::pair<std::uint64_t, std::string>> pending_;
-    bool busy_ = false, stop_ = false;
+    bool stop_ = false;
     std::optional<std::uint64_t> last_save_;
     disk_counters counters_;
     // Each write (the first ones, for the report): iteration, began and ended (µs since the epoch), bytes.

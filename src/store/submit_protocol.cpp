@@ -97,7 +97,8 @@ std::string range_text(std::uint64_t from, std::uint64_t to) {
 }
 
 // The first ids no rank submitted and the first submitted twice, in [0, total).
-std::string coverage_problem(const std::vector<detail::part>& parts, std::uint64_t total) {
+// The first ids that no rank submitted, and the first that two ranks did.
+std::pair<std::string, std::string> coverage_problem(const std::vector<detail::part>& parts, std::uint64_t total) {
     struct run {
         id_range ids;
         int rank;
@@ -125,32 +126,33 @@ std::string coverage_problem(const std::vector<detail::part>& parts, std::uint64
         }
     }
     if (next < total && gap.empty()) gap = "ids " + range_text(next, total) + " were submitted by no rank";
-    return gap.empty() ? overlap : overlap.empty() ? gap : gap + "; " + overlap;
+    return {gap, overlap};
 }
 }  // namespace
 
-std::string detail::check_parts(const std::vector<part>& parts, const std::vector<int>& without_part) {
+detail::parts_problem detail::check_parts(const std::vector<part>& parts, const std::vector<int>& without_part) {
     int first = -1;
     for (std::size_t q = 0; q < parts.size(); ++q) {
         if (!parts[q].known) continue;
-        if (parts[q].flags & part_invalid) return "rank " + std::to_string(q) + " passed invalid arguments";
+        if (parts[q].flags & part_invalid) return {"rank " + std::to_string(q) + " passed invalid arguments"};
         if (first < 0) {
             first = static_cast<int>(q);
         } else if (parts[q].total != parts[static_cast<std::size_t>(first)].total) {
-            return "ranks disagree on the number of blocks (rank " + std::to_string(first) + ": " +
-                   std::to_string(parts[static_cast<std::size_t>(first)].total) + ", rank " + std::to_string(q) + ": " +
-                   std::to_string(parts[q].total) + ")";
+            return {"ranks disagree on the number of blocks (rank " + std::to_string(first) + ": " +
+                    std::to_string(parts[static_cast<std::size_t>(first)].total) + ", rank " + std::to_string(q) +
+                    ": " + std::to_string(parts[q].total) + ")"};
         }
     }
-    if (first < 0) return "no rank gave a part";
-    std::string problem = coverage_problem(parts, parts[static_cast<std::size_t>(first)].total);
-    if (problem.find("no rank") != std::string::npos && !without_part.empty()) {
-        problem += " (no part from failed ranks";
+    if (first < 0) return {"no rank gave a part", true};
+    auto [gap, overlap] = coverage_problem(parts, parts[static_cast<std::size_t>(first)].total);
+    const bool by_failures = !gap.empty() && overlap.empty() && !without_part.empty();
+    if (!gap.empty() && !without_part.empty()) {
+        gap += " (no part from failed ranks";
         for (std::size_t i = 0; i < without_part.size(); ++i)
-            problem += (i ? ", " : " ") + std::to_string(without_part[i]);
-        problem += ")";
+            gap += (i ? ", " : " ") + std::to_string(without_part[i]);
+        gap += ")";
     }
-    return problem;
+    return {gap.empty() ? overlap : overlap.empty() ? gap : gap + "; " + overlap, by_failures};
 }
 
 // --- parts in recovery states ----------------------------------------------
@@ -424,7 +426,7 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
     std::vector<int> without_part;
     for (int q = 0; q < p_; ++q)
         if (!part_of(op_, q).known) without_part.push_back(q);  // dead, and no survivor has its part
-    const std::string problem = detail::check_parts(ops_[op_].parts, without_part);
+    const auto [problem, by_failures] = detail::check_parts(ops_[op_].parts, without_part);
     if (problem.empty()) {
         // Phase 2: every survivor can decide alike now; returns once all can.
         send_ready(partial_to(kill_ready_partial));
@@ -437,7 +439,8 @@ std::uint64_t store::impl::submit(std::span<const block_run> runs, std::uint64_t
     if (!invalid.empty()) throw rampart::invalid_argument("rampart::store::submit: " + invalid);
     if (!problem.empty())
         throw store_error("rampart::store::submit: version " + std::to_string(v) + " is abandoned, version " +
-                          std::to_string(committed_) + " stays: " + problem);
+                              std::to_string(committed_) + " stays: " + problem,
+                          {}, by_failures);
     return v;
 }
 

@@ -31,12 +31,20 @@ struct op_record {
     std::vector<part> parts;
 };
 
-/// "" when the known parts fit together: all declare the same number of
+/// Why the known parts of a submit do not fit together ("" when they do),
+/// and whether only ranks that failed caused it (ids left without a part,
+/// with failed ranks in `without_part`) or the parts themselves are wrong.
+struct parts_problem {
+    std::string text;
+    bool by_failures = false;
+};
+
+/// The problem is "" when all known parts declare the same number of
 /// blocks, none had invalid arguments, and their ids cover [0, total)
-/// exactly once. Else the problem, naming the first ids that no rank
-/// submitted and the first ids submitted twice (with the two ranks).
-/// `without_part` lists the ranks that gave none (failed before it was held).
-std::string check_parts(const std::vector<part>& parts, const std::vector<int>& without_part);
+/// exactly once. Else it names the first ids that no rank submitted and
+/// the first ids submitted twice (with the two ranks). `without_part` lists
+/// the ranks that gave none (failed before it was held).
+parts_problem check_parts(const std::vector<part>& parts, const std::vector<int>& without_part);
 
 /// The known parts of `records` as bytes for a recovery state, and back.
 /// decode_records returns nothing when the bytes do not parse.

@@ -14,9 +14,6 @@ args=(--subdomains 24 --points 2000 --iterations 100 --steps 16 --threads 1 --ch
 checksum() { grep -a '^checksum' | awk '{print $2}'; }
 
 reference=$("$run" -n 3 --threads 1 -- "$stencil" "${args[@]}" 2>/dev/null | checksum)
-# A rank skips a disk copy while its previous one is still being written (the
-# program never waits for the disk), so which checkpoints reach the disk
-# depends on the machine's load: the scenario takes the newest complete one.
 # usage: newest_complete JOB_FOLDER; prints its iteration
 newest_complete() {
     local it
@@ -26,17 +23,21 @@ newest_complete() {
     done
     return 1
 }
-# usage: run_with_checkpoints FOLDER ITERATIONS; prints the job's folder
+# usage: run_with_checkpoints FOLDER ITERATIONS; prints the job's folder, and
+# the disk writes of its report to the file FOLDER.written
 run_with_checkpoints() {
     local a=("${args[@]}"); a[5]=$2
-    "$run" -n 3 --threads 1 --checkpoint-dir "$1" -- "$stencil" "${a[@]}" > /dev/null 2>&1 && echo "$1"/job-*
+    "$run" -n 3 --threads 1 --checkpoint-dir "$1" --json -- "$stencil" "${a[@]}" 2> /dev/null | tail -1 |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["checkpoints_on_disk"]["written"])' > "$1.written" &&
+        echo "$1"/job-*
 }
-# A newest checkpoint with an older one before it (at least iteration 39).
-for try in 1 2 3 4 5; do
-    job=$(run_with_checkpoints "$dir/full-$try" 100) || { echo "FAIL: the run with --checkpoint-dir failed"; exit 1; }
-    newest=$(newest_complete "$job") && [ "$newest" -ge 39 ] && break
-done
-[ "${newest:-0}" -ge 39 ] || { echo "FAIL: no run left a complete checkpoint of iteration 39 or later"; exit 1; }
+# Saves at iterations 19, 39, 59 and 79, each written by every rank (no rank
+# skips one, whatever its disk's pace): the newest complete one is 79.
+job=$(run_with_checkpoints "$dir/full" 100) || { echo "FAIL: the run with --checkpoint-dir failed"; exit 1; }
+[ "$(cat "$dir/full.written")" -eq 12 ] ||
+    { echo "FAIL: the ranks wrote $(cat "$dir/full.written") checkpoint files, not 3 x 4"; exit 1; }
+newest=$(newest_complete "$job")
+[ "${newest:-0}" -eq 79 ] || { ls -R "$job"; echo "FAIL: the newest complete checkpoint is '${newest:-}', not 79"; exit 1; }
 ls "$job/checkpoints-0"
 # Older ones are gone, or at least no longer complete (a rank that ended its
 # write before the newest was complete kept its older file).
@@ -52,7 +53,8 @@ done
 # had not finished writing it when the job ended: the newest complete one of
 # a job that ends at that iteration (so its checkpoints are all older).
 short=$(run_with_checkpoints "$dir/short" "$((newest + 1))") || { echo "FAIL: the shorter run failed"; exit 1; }
-older=$(newest_complete "$short") || { echo "FAIL: the shorter run left no complete checkpoint"; exit 1; }
+older=$(newest_complete "$short")
+[ "${older:-0}" -eq 59 ] || { echo "FAIL: the shorter run's newest complete checkpoint is '${older:-}', not 59"; exit 1; }
 cp -r "$short/checkpoints-0/iteration-$older" "$job/checkpoints-0/"
 mv "$job/checkpoints-0/iteration-$newest/rank-1.bin" "$job/checkpoints-0/iteration-$newest/rank-1.bin.partial"
 # As rampart-run --restart starts the job again: in the same folder.

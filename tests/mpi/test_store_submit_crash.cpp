@@ -88,6 +88,7 @@ TEST_P(StoreSubmitCrash, SurvivorsAgreeAndKeepWhatWasReturned) {
         returned = s.submit(first, store_test::blocks(first, per, bb, 2), n);
     } catch (const rs::store_error& e) {
         std::printf("rank %d: %s\n", me, e.what());
+        EXPECT_TRUE(e.by_failures()) << e.what();
     }
     if (victim) {
         ASSERT_EQ(sc.step, "returned") << "the victim outlived step " << sc.step;

@@ -50,6 +50,7 @@ void refused_then_usable(std::uint64_t from, std::uint64_t to, const std::string
         ADD_FAILURE() << "a version that does not fit together was accepted";
     } catch (const rs::store_error& e) {
         text = e.what();
+        EXPECT_FALSE(e.by_failures()) << "a program error taken for a failure's effect";
     }
     EXPECT_EQ(text, "rampart::store::submit: version 2 is abandoned, version 1 stays: " + expected);
     expect_same_everywhere(text, tag);
@@ -130,6 +131,7 @@ TEST(StoreSubmitFit, ARankWithInvalidArgumentsIsNamed) {
             ADD_FAILURE() << "a version with an invalid part was accepted";
         } catch (const rs::store_error& e) {
             EXPECT_NE(std::string(e.what()).find("rank 1 passed invalid arguments"), std::string::npos) << e.what();
+            EXPECT_FALSE(e.by_failures());
         }
     }
     EXPECT_EQ(s.version(), 1u);

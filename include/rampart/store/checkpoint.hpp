@@ -45,7 +45,8 @@ struct checkpoint_counters {
     std::uint64_t skipped = 0;      ///< saves a replacement left out: the survivors had begun them without it
     std::uint64_t restored_from_disk = 0;   ///< 1 on a rank of a job started again that resumed from disk
     std::uint64_t disk_written = 0;         ///< checkpoints this rank wrote to the checkpoint folder
-    std::uint64_t disk_skipped = 0;         ///< due for the disk while the previous write still ran
+    std::uint64_t disk_waits = 0;           ///< saves that waited for the disk (one write running, one queued)
+    double disk_wait_seconds = 0;           ///< how long they waited
     std::uint64_t disk_bytes = 0;           ///< bytes this rank wrote there
     double disk_write_seconds = 0;          ///< how long those writes took (in the background)
 };
@@ -70,8 +71,9 @@ struct disk_settings;
 /// newest checkpoint complete on disk: restore() returns it on every rank.
 class checkpoints {
 public:
-    /// A slot of `max_state_bytes` per rank (the serialised state must fit).
-    /// Throws rampart::invalid_argument for 0.
+    /// A slot of `max_state_bytes` per rank (the serialised state must fit),
+    /// the same on every rank. Throws rampart::invalid_argument for 0; a save
+    /// throws it on every rank when the ranks gave different sizes.
     explicit checkpoints(std::size_t max_state_bytes, options opts = {});
     ~checkpoints();
     checkpoints(const checkpoints&) = delete;

@@ -44,16 +44,22 @@ struct options {
 };
 
 /// A store operation could not do what was asked: blocks whose copies are
-/// all lost (listed in lost()), or submissions that do not fit together.
+/// all lost (listed in lost()), a submit left incomplete by ranks that
+/// failed, or submissions that do not fit together (a program error:
+/// by_failures() is false).
 class store_error : public rampart::error {
 public:
-    store_error(const std::string& what, std::vector<id_range> lost = {})
-        : rampart::error(what), lost_(std::move(lost)) {}
+    store_error(const std::string& what, std::vector<id_range> lost = {}, bool by_failures = true)
+        : rampart::error(what), lost_(std::move(lost)), by_failures_(by_failures) {}
     /// The blocks that no surviving rank holds, merged into ranges.
     const std::vector<id_range>& lost() const noexcept { return lost_; }
+    /// Whether failures of ranks caused it; false when the ranks' parts of
+    /// a submit do not fit together whoever failed.
+    bool by_failures() const noexcept { return by_failures_; }
 
 private:
     std::vector<id_range> lost_;
+    bool by_failures_ = true;
 };
 
 /// What a store holds and did, for reports and tests.
