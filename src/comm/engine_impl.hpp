@@ -417,6 +417,12 @@ private:
     };
     std::map<int, std::vector<early_service_message>> early_services_;
     std::map<int, std::vector<std::vector<char>>> service_states_;  // number -> by logical rank, last recovery
+    // Between the exchange of the services' states and their on_recovery: a
+    // service attached then would miss both (services_cv_ when it ends).
+    bool states_pending_ = false;
+    std::condition_variable services_cv_;
+    mutable std::mutex incarnations_mutex_;  // a leaf: read from on_recovery too
+    std::vector<int> incarnations_;          // by logical rank, at the last recovery
     std::atomic<bool> has_services_{false};
     std::atomic<int> service_busy_{0};
     std::vector<int> lost_shared_;       // a copy of lost_ for other threads, under services_mutex_

@@ -478,8 +478,14 @@ bool engine::impl::exchange_service_states() {
             by_rank[static_cast<std::size_t>(logical)] = std::move(entry.bytes);
         }
     }
+    {
+        std::lock_guard lock(incarnations_mutex_);
+        incarnations_.resize(static_cast<std::size_t>(owner_.size_));
+        for (int l = 0; l < owner_.size_; ++l) incarnations_[static_cast<std::size_t>(l)] = members_->incarnation(l);
+    }
     std::lock_guard lock(services_mutex_);
     service_states_ = std::move(states);
+    states_pending_ = true;
     return true;
 }
 

@@ -52,6 +52,8 @@ void engine::impl::notify_services(const std::vector<int>& replaced, const std::
                            ? it->second
                            : std::vector<std::vector<char>>(static_cast<std::size_t>(owner_.size_)));
     }
+    states_pending_ = false;
+    services_cv_.notify_all();
 }
 
 void engine::impl::start_service_receive(op_service_recv&& o) {
@@ -178,8 +180,11 @@ void engine::impl::fail_unmatched_replies() {
     }
 }
 
+// Not while a recovery has exchanged the states of the services and not yet
+// told them: the new one then starts from that recovery's states.
 int engine::add_service(service* s) {
-    std::lock_guard lock(impl_->services_mutex_);
+    std::unique_lock lock(impl_->services_mutex_);
+    impl_->services_cv_.wait(lock, [&] { return !impl_->states_pending_; });
     const int n = impl_->next_service_++;
     s->number_ = n;
     impl_->services_[n] = s;
@@ -232,6 +237,12 @@ std::vector<std::vector<char>> engine::recovery_states(int number) const {
     std::lock_guard lock(impl_->services_mutex_);
     auto it = impl_->service_states_.find(number);
     return it == impl_->service_states_.end() ? std::vector<std::vector<char>>{} : it->second;
+}
+
+int engine::incarnation_of(int logical) const {
+    std::lock_guard lock(impl_->incarnations_mutex_);
+    const auto at = static_cast<std::size_t>(logical);
+    return at < impl_->incarnations_.size() ? impl_->incarnations_[at] : 0;
 }
 
 std::uint64_t engine::recoveries() const { return impl_->recoveries_ended_.load(); }

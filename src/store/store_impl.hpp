@@ -36,6 +36,8 @@ struct recovery_facts {
     std::uint64_t tag = 0;        // its tag
     std::uint64_t committed = 0;  // the newest complete version
     std::uint64_t blocks = 0;     // its blocks
+    std::uint64_t joined_after = 0;  // this process takes no part in operations up to it (0: a first process)
+    std::uint64_t holds_from = 0;    // the first version this process surely holds
 };
 std::optional<recovery_facts> read_facts(const std::vector<char>& state);
 }  // namespace detail

@@ -53,19 +53,21 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     std::uint64_t begun = 0;
     for (const auto& st : states)
         if (auto f = detail::read_facts(st)) begun = std::max(begun, f->op);
-    for (int q : replaced)
-        absent_until_[static_cast<std::size_t>(q)] = std::max(absent_until_[static_cast<std::size_t>(q)], begun);
-    // Every new process is told (again: words in flight died with the old
-    // communicator) what the operation it joined after ended with; so is a
-    // rank that had no such store yet (a replacement of an earlier recovery
-    // that makes it now joins after `begun` too).
+    // Who makes this store after the recovery and so joins after `begun`
+    // (join()): a new process, or one that replaced its rank earlier and has
+    // not made the store yet. It takes no part in those operations, and is
+    // told (again: words in flight died with the old communicator) what the
+    // operation it joined after ended with. A rank's first process without
+    // the store takes part from the first operation, as it will.
     for (auto& [q, j] : replacements_) j.told = false;
     for (int q = 0; q < p_; ++q) {
+        const auto at = static_cast<std::size_t>(q);
         const bool is_new = std::find(replaced.begin(), replaced.end(), q) != replaced.end();
-        if (q != me_ && !lost_[static_cast<std::size_t>(q)] &&
-            (is_new || static_cast<std::size_t>(q) >= states.size() ||
-             !detail::read_facts(states[static_cast<std::size_t>(q)])))
-            replacements_[q] = joined{begun, false};
+        const bool without = at >= states.size() || !detail::read_facts(states[at]);
+        if (q == me_ || lost_[at] || std::find(lost.begin(), lost.end(), q) != lost.end()) continue;
+        if (!is_new && !(without && incarnation_of(q) > 0)) continue;
+        absent_until_[at] = std::max(absent_until_[at], begun);
+        replacements_[q] = joined{begun, false};
     }
     const std::vector<char> lost_before = lost_;
     for (int q : lost) lost_[static_cast<std::size_t>(q)] = 1;
@@ -122,41 +124,62 @@ std::vector<char> store::impl::recovery_state() {
     std::lock_guard l(m_);
     if (closed_) return {};
     auto it = placements_.find(committed_);
-    const detail::recovery_facts f{op_, last_tag_, committed_, it == placements_.end() ? 0 : it->second.blocks()};
+    const detail::recovery_facts f{op_,
+                                   last_tag_,
+                                   committed_,
+                                   it == placements_.end() ? 0 : it->second.blocks(),
+                                   joined_op_,
+                                   holds_from_[static_cast<std::size_t>(me_)]};
     std::vector<char> out(sizeof f);
     std::memcpy(out.data(), &f, sizeof f);
     detail::encode_records(ops_, out);  // what it knows of each rank's part of its open operations
     return out;
 }
 
-// On the process that replaced a dead rank: carry on after the operations the
-// survivors have begun, from the newest version complete at the recovery. It
-// never waits for the survivors: an operation under way may need this rank's
-// program to go on before it can end. (A version completed after the
-// recovery, by an operation this rank did not take part in, is newer than
-// the one it knows; checkpoints keep their logs two deep for that.)
+// A store made after a recovery in which others had theirs. What they know of
+// each rank comes with their facts: a process that joined after an
+// operation takes no part in it (nor does one that replaced its rank and has
+// no store yet: it joins after the last operation begun, as this one does),
+// and the versions it surely holds. A rank's first process takes part from
+// the first operation, as its program does. A new process carries on after
+// the operations the survivors have begun, from the newest version complete
+// at the recovery. It never waits for the survivors: an operation under way
+// may need this rank's program to go on before it can end. (A version
+// completed after the recovery, by an operation this rank did not take part
+// in, is newer than the one it knows; checkpoints keep their logs two deep
+// for that.)
 void store::impl::join() {
-    if (recovery::incarnation() == 0) return;
     const auto states = last_recovery_states();
     std::lock_guard l(m_);
     std::optional<detail::recovery_facts> newest;
+    std::uint64_t begun = 0;
     tellers_.assign(static_cast<std::size_t>(p_), 0);
     for (std::size_t q = 0; q < states.size() && q < tellers_.size(); ++q) {
         const auto f = static_cast<int>(q) == me_ ? std::nullopt : detail::read_facts(states[q]);
         if (!f) continue;
         tellers_[q] = 1;
-        if (f->op > op_) {
-            op_ = f->op;
-            joined_after_tag_ = f->tag;
+        begun = std::max(begun, f->op);
+        absent_until_[q] = f->joined_after;
+        holds_from_[q] = f->holds_from;
+        if (!newest || f->committed > newest->committed) newest = f;
+    }
+    if (!newest) return;  // the others have no such store (yet): nothing to join
+    for (int q = 0; q < p_ && q < static_cast<int>(states.size()); ++q)
+        if (q != me_ && !tellers_[static_cast<std::size_t>(q)] && incarnation_of(q) > 0) {
+            absent_until_[static_cast<std::size_t>(q)] = begun;
+            holds_from_[static_cast<std::size_t>(q)] = newest->committed + 1;
+        }
+    if (recovery::incarnation() == 0) return;
+    for (std::size_t q = 0; q < states.size() && begun > op_; ++q)
+        if (const auto f = tellers_[q] ? detail::read_facts(states[q]) : std::nullopt; f && f->op == begun) {
             // This process now stands after that operation as if it had
             // begun it: its recovery state must name the operation's tag
             // with its number, or a later replacement that reads this state
             // first would take part in that operation again.
-            last_tag_ = f->tag;
+            joined_after_tag_ = last_tag_ = f->tag;
+            break;
         }
-        if (!newest || f->committed > newest->committed) newest = f;
-    }
-    if (!newest) return;  // the survivors have no such store (yet): nothing to join
+    op_ = std::max(op_, begun);
     replacement_ = true;
     committed_ = newest->committed;
     if (committed_ > 0) placements_.emplace(committed_, place(newest->blocks));

@@ -15,6 +15,17 @@
 // number on every rank, and load back whole. Prints "rank R: the next
 // submit made version V" (compared across the ranks by same_lines.sh).
 // Run: RAMPART_SPARES=1 mpiexec -n 5 ... --gtest_filter=StoreSubstitute.AfterItsPart
+//
+// MadeAfterALaterRecovery: rank 1's replacement makes its store only after a
+// second recovery (rank 2 dies in its submit of version 2, which the
+// survivors have begun and in which they wait for rank 1's part). It joins
+// after that submit, so the survivors must not wait for its part of it.
+// Run: RAMPART_SPARES=2 RAMPART_KILL=1@iter1 mpiexec -n 6 ... --gtest_filter=StoreSubstitute.MadeAfterALaterRecovery
+//
+// MadeLateByAFirstProcess: rank 3's first process makes its store only after
+// a recovery in which the others had theirs (rank 1 died in their submit of
+// version 1): it takes part from the first submit, as its program does.
+// Run: RAMPART_SPARES=1 mpiexec -n 5 ... --gtest_filter=StoreSubstitute.MadeLateByAFirstProcess
 #include <rampart/comm/comm.hpp>
 #include <rampart/recovery/recovery.hpp>
 #include <rampart/store/detail/kill_hook.hpp>
@@ -22,7 +33,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <tuple>
 
 #include "harness.hpp"
@@ -106,8 +119,63 @@ void substitute_after_its_part() {
                 static_cast<unsigned long long>(v));
 }
 
+// Submits `version` (at most 3 tries: a try cut by a recovery is abandoned),
+// then loads it back whole.
+void submit_until_complete(rs::store& s, const layout& l, std::uint64_t version) {
+    int tries = 0;
+    for (bool complete = false; !complete && tries < 3;) {
+        ++tries;
+        try {
+            complete = s.submit(l.first, store_test::blocks(l.first, l.per, l.bb, version), l.n) == version;
+        } catch (const rs::store_error& e) {
+            std::printf("rank %d: %s\n", l.me, e.what());
+            EXPECT_TRUE(e.by_failures()) << e.what();
+        }
+    }
+    ASSERT_EQ(s.version(), version) << "version " << version << " not complete after 3 tries";
+    EXPECT_BYTES_EQ(s.load({{0, l.n}}), store_test::blocks(0, l.n, l.bb, version));
+    std::printf("rank %d (incarnation %d): version %llu complete after %d tries, %llu blocks equal\n", l.me,
+                l.incarnation, static_cast<unsigned long long>(version), tries, static_cast<unsigned long long>(l.n));
+}
+
+void made_after_a_later_recovery() {
+    const layout l;
+    if (l.incarnation > 0) mpi_test::wait_for_recoveries(2);
+    rs::store s(l.bb, l.two_copies());
+    if (l.incarnation == 0) {
+        s.submit(l.first, store_test::blocks(l.first, l.per, l.bb, 1), l.n);
+        rampart::recovery::report_iteration(1);  // rank 1 dies here
+        mpi_test::wait_for_recoveries(1);
+        if (l.me == 2) {
+            rs::detail::kill_during_submit("puts", 2);
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the others have begun it
+        }
+    }
+    submit_until_complete(s, l, 2);
+    if (l.me == 1 || l.me == 2) {
+        EXPECT_EQ(l.incarnation, 1) << "rank " << l.me << " was not replaced";
+    }
+}
+
+void made_late_by_a_first_process() {
+    const layout l;
+    if (l.me == 3) mpi_test::wait_for_recoveries(1);
+    rs::store s(l.bb, l.two_copies());
+    if (l.me == 1 && l.incarnation == 0) {
+        // At the start of its submit, so that its death waits for no answer from rank 3.
+        rs::detail::kill_during_submit("begin", 1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the others have begun it
+    }
+    submit_until_complete(s, l, 1);
+    if (l.me == 1) {
+        EXPECT_EQ(l.incarnation, 1) << "rank 1 was not replaced";
+    }
+}
+
 }  // namespace
 
+TEST(StoreSubstitute, MadeAfterALaterRecovery) { made_after_a_later_recovery(); }
+TEST(StoreSubstitute, MadeLateByAFirstProcess) { made_late_by_a_first_process(); }
 TEST(StoreSubstitute, Early) { substitute(false); }
 TEST(StoreSubstitute, Late) { substitute(true); }
 TEST(StoreSubstitute, AfterItsPart) { substitute_after_its_part(); }

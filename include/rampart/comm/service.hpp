@@ -81,7 +81,10 @@ public:
 
 protected:
     /// Starts the service: from now on its handlers are called (at once
-    /// for messages that came before). Starts the engine if needed.
+    /// for messages that came before). Starts the engine if needed. Waits
+    /// while a recovery has exchanged the services' states and not yet
+    /// called on_recovery: a service attached after a recovery sees it in
+    /// last_recovery_states, one attached before in on_recovery.
     void attach();
     /// Stops the calls; no handler runs once it returns.
     void detach();
@@ -126,6 +129,10 @@ protected:
     /// the last recovery, for a service attached after it (as on the process
     /// that replaced a dead rank). Empty before any recovery.
     std::vector<std::vector<char>> last_recovery_states() const;
+    /// How often logical rank `rank` has been replaced (0: the process that
+    /// started as it), as of the last recovery (the one of
+    /// last_recovery_states and of on_recovery): the same on every process.
+    int incarnation_of(int rank) const;
 
 private:
     int number_ = -1;

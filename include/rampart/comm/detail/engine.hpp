@@ -71,6 +71,9 @@ public:
     /// logical rank, from the last recovery: for a service created after it,
     /// as on the process that replaced a dead rank. Empty before any recovery.
     std::vector<std::vector<char>> recovery_states(int number) const;
+    /// How often logical rank `logical` has been replaced (0: its first
+    /// process), as of the last recovery's exchange of service states.
+    int incarnation_of(int logical) const;
     /// Logical ranks dead with no spare to replace them, sorted.
     std::vector<int> lost_ranks() const;
     /// See rampart::comm::nodes_at_start.
