@@ -444,6 +444,7 @@ bool engine::impl::exchange_service_states() {
     {
         std::lock_guard lock(services_mutex_);
         for (auto& [n, s] : services_) append_service_state(mine, n, s->recovery_state());
+        states_pending_ = true;  // no service attaches until they hear of this recovery (notify_services)
     }
     int m = 0;
     MPI_Comm_size(comm_, &m);
@@ -478,14 +479,11 @@ bool engine::impl::exchange_service_states() {
             by_rank[static_cast<std::size_t>(logical)] = std::move(entry.bytes);
         }
     }
-    {
-        std::lock_guard lock(incarnations_mutex_);
-        incarnations_.resize(static_cast<std::size_t>(owner_.size_));
-        for (int l = 0; l < owner_.size_; ++l) incarnations_[static_cast<std::size_t>(l)] = members_->incarnation(l);
-    }
     std::lock_guard lock(services_mutex_);
     service_states_ = std::move(states);
-    states_pending_ = true;
+    std::lock_guard leaf(incarnations_mutex_);
+    incarnations_.resize(static_cast<std::size_t>(owner_.size_));
+    for (int l = 0; l < owner_.size_; ++l) incarnations_[static_cast<std::size_t>(l)] = members_->incarnation(l);
     return true;
 }
 

@@ -180,13 +180,16 @@ void engine::impl::fail_unmatched_replies() {
     }
 }
 
-// Not while a recovery has exchanged the states of the services and not yet
-// told them: the new one then starts from that recovery's states.
+// Not while a recovery has taken the states of the services and not yet
+// told them: the new one then starts from that recovery's states, which it
+// gets before any message, with no recovery in between.
 int engine::add_service(service* s) {
     std::unique_lock lock(impl_->services_mutex_);
     impl_->services_cv_.wait(lock, [&] { return !impl_->states_pending_; });
     const int n = impl_->next_service_++;
     s->number_ = n;
+    const auto states = impl_->service_states_.find(n);
+    s->on_attach(states == impl_->service_states_.end() ? std::vector<std::vector<char>>{} : states->second);
     impl_->services_[n] = s;
     impl_->has_services_ = true;
     // What came for it before it existed here, in order of arrival.
@@ -231,12 +234,6 @@ void engine::service_reply(int dest, std::uint64_t reply, std::vector<segment> d
 void engine::service_busy(int delta) {
     impl_->service_busy_ += delta;
     if (delta > 0) impl_->cv_.notify_one();  // stop a pause at once
-}
-
-std::vector<std::vector<char>> engine::recovery_states(int number) const {
-    std::lock_guard lock(impl_->services_mutex_);
-    auto it = impl_->service_states_.find(number);
-    return it == impl_->service_states_.end() ? std::vector<std::vector<char>>{} : it->second;
 }
 
 int engine::incarnation_of(int logical) const {

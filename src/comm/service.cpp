@@ -37,8 +37,6 @@ void service::reply(int dest, std::uint64_t reply_number, std::vector<segment> d
 
 void service::busy(int delta) { eng().service_busy(delta); }
 
-std::vector<std::vector<char>> service::last_recovery_states() const { return eng().recovery_states(number_); }
-
 int service::incarnation_of(int rank) const { return eng().incarnation_of(rank); }
 
 }  // namespace rampart::comm

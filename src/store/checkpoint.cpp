@@ -150,7 +150,8 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes(
     if (h.magic != record_magic || h.state_bytes > bytes.size() - sizeof h ||
         h.channel_bytes > bytes.size() - sizeof h - h.state_bytes)
         throw store_error("rampart::store::checkpoints::restore: the record of rank " + std::to_string(me) +
-                          " is malformed");
+                              " is malformed",
+                          {}, false);
     const char* at = bytes.data() + sizeof h;
     recovery::restore_channels(recovery::channel_state::from_bytes(at + h.state_bytes, h.channel_bytes));
     previous_.assign(at + h.state_bytes, at + h.state_bytes + h.channel_bytes);
@@ -169,12 +170,14 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_from_d
     const auto bytes = disk_->newest_record();
     if (!bytes) return std::nullopt;
     record_head h;
-    if (bytes->size() < sizeof h) throw store_error("rampart::store::checkpoints::restore: a record on disk is cut short");
+    if (bytes->size() < sizeof h)
+        throw store_error("rampart::store::checkpoints::restore: a record on disk is cut short", {}, false);
     std::memcpy(&h, bytes->data(), sizeof h);
     if (h.magic != record_magic || h.state_bytes > bytes->size() - sizeof h ||
         h.channel_bytes != bytes->size() - sizeof h - h.state_bytes)
         throw store_error("rampart::store::checkpoints::restore: the record of rank " + std::to_string(comm::rank()) +
-                          " on disk is malformed");
+                              " on disk is malformed",
+                          {}, false);
     ++counters_.restored;
     ++counters_.restored_from_disk;
     disk_->resumed_at(h.iteration);

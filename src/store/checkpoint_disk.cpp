@@ -141,6 +141,7 @@ bool disk_copies::due(std::uint64_t iteration) {
 // iterations on disk, and few checkpoints complete. While one write runs and
 // another waits, the save waits too (the disk is slower than the saves).
 void disk_copies::write_later(std::uint64_t iteration, std::string record) {
+    if (!writer_.joinable()) return;  // no disk level
     {
         std::unique_lock lock(m_);
         if (pending_) {

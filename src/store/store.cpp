@@ -145,8 +145,7 @@ void store::impl::send_puts(std::map<int, std::vector<put_draft>>& puts, std::ui
 // --- the public face -----------------------------------------------------
 
 store::store(std::size_t block_bytes, options opts) : impl_(std::make_shared<impl>(block_bytes, opts)) {
-    impl_->start();
-    impl_->join();
+    impl_->start();  // joins the others' stores (on_attach) when a recovery came before
 }
 
 store::~store() {

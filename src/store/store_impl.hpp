@@ -38,6 +38,7 @@ struct recovery_facts {
     std::uint64_t blocks = 0;     // its blocks
     std::uint64_t joined_after = 0;  // this process takes no part in operations up to it (0: a first process)
     std::uint64_t holds_from = 0;    // the first version this process surely holds
+    std::uint64_t op_version = 0;    // the version its last operation submits or loads
 };
 std::optional<recovery_facts> read_facts(const std::vector<char>& state);
 }  // namespace detail
@@ -69,7 +70,8 @@ public:
     void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
                      const std::vector<std::vector<char>>& states) override;
     std::vector<char> recovery_state() override;
-    void join();
+    void on_attach(const std::vector<std::vector<char>>& states) override { join(states); }
+    void join(const std::vector<std::vector<char>>& states);
     void tag_next_operation(std::uint64_t tag) {
         std::lock_guard l(m_);
         next_tag_ = tag;
@@ -264,7 +266,8 @@ private:
     bool in_op_ = false;
     // Joining of replacements (see recovery_state): a replaced rank's new
     // process takes no part in operations up to absent_until_[rank], the
-    // last operation any survivor had begun when it was replaced.
+    // last operation any survivor had begun at the recovery after which it
+    // made this store (the one that replaced it, or a later one).
     std::vector<std::uint64_t> absent_until_;
     std::uint64_t next_tag_ = 0;                      // given to the next operation (the checkpoint's iteration)
     std::uint64_t last_tag_ = 0;                      // of the last operation begun

@@ -67,12 +67,11 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
         if (q == me_ || lost_[at] || std::find(lost.begin(), lost.end(), q) != lost.end()) continue;
         if (!is_new && !(without && incarnation_of(q) > 0)) continue;
         absent_until_[at] = std::max(absent_until_[at], begun);
+        holds_from_[at] = std::max(committed_, op_version_) + 1;  // it holds nothing of the versions there are now
         replacements_[q] = joined{begun, false};
     }
     const std::vector<char> lost_before = lost_;
     for (int q : lost) lost_[static_cast<std::size_t>(q)] = 1;
-    // A new process holds nothing of the versions that exist now.
-    for (int q : replaced) holds_from_[static_cast<std::size_t>(q)] = std::max(committed_, op_version_) + 1;
     learn_parts(replaced, lost, states);
     // Messages in flight died with the old communicator: ask again, other
     // holders where the one asked is gone.
@@ -129,7 +128,8 @@ std::vector<char> store::impl::recovery_state() {
                                    committed_,
                                    it == placements_.end() ? 0 : it->second.blocks(),
                                    joined_op_,
-                                   holds_from_[static_cast<std::size_t>(me_)]};
+                                   holds_from_[static_cast<std::size_t>(me_)],
+                                   op_version_};
     std::vector<char> out(sizeof f);
     std::memcpy(out.data(), &f, sizeof f);
     detail::encode_records(ops_, out);  // what it knows of each rank's part of its open operations
@@ -148,17 +148,17 @@ std::vector<char> store::impl::recovery_state() {
 // completed after the recovery, by an operation this rank did not take part
 // in, is newer than the one it knows; checkpoints keep their logs two deep
 // for that.)
-void store::impl::join() {
-    const auto states = last_recovery_states();
+void store::impl::join(const std::vector<std::vector<char>>& states) {
     std::lock_guard l(m_);
     std::optional<detail::recovery_facts> newest;
-    std::uint64_t begun = 0;
+    std::uint64_t begun = 0, holds_nothing_before = 1;  // the survivors' rule in on_recovery
     tellers_.assign(static_cast<std::size_t>(p_), 0);
     for (std::size_t q = 0; q < states.size() && q < tellers_.size(); ++q) {
         const auto f = static_cast<int>(q) == me_ ? std::nullopt : detail::read_facts(states[q]);
         if (!f) continue;
         tellers_[q] = 1;
         begun = std::max(begun, f->op);
+        holds_nothing_before = std::max(holds_nothing_before, std::max(f->committed, f->op_version) + 1);
         absent_until_[q] = f->joined_after;
         holds_from_[q] = f->holds_from;
         if (!newest || f->committed > newest->committed) newest = f;
@@ -167,7 +167,7 @@ void store::impl::join() {
     for (int q = 0; q < p_ && q < static_cast<int>(states.size()); ++q)
         if (q != me_ && !tellers_[static_cast<std::size_t>(q)] && incarnation_of(q) > 0) {
             absent_until_[static_cast<std::size_t>(q)] = begun;
-            holds_from_[static_cast<std::size_t>(q)] = newest->committed + 1;
+            holds_from_[static_cast<std::size_t>(q)] = holds_nothing_before;
         }
     if (recovery::incarnation() == 0) return;
     for (std::size_t q = 0; q < states.size() && begun > op_; ++q)
@@ -183,7 +183,7 @@ void store::impl::join() {
     replacement_ = true;
     committed_ = newest->committed;
     if (committed_ > 0) placements_.emplace(committed_, place(newest->blocks));
-    holds_from_[static_cast<std::size_t>(me_)] = committed_ + 1;  // copies reach it by the repair, if at all
+    holds_from_[static_cast<std::size_t>(me_)] = holds_nothing_before;  // copies reach it by the repair, if at all
     awaiting_outcome_ = true;
     joined_op_ = op_;
     learn_outcome();  // told already, before this store was made

@@ -96,8 +96,8 @@ std::string range_text(std::uint64_t from, std::uint64_t to) {
     return s;
 }
 
-// The first ids no rank submitted and the first submitted twice, in [0, total).
-// The first ids that no rank submitted, and the first that two ranks did.
+// The first ids in [0, total) that no rank submitted, and the first that two
+// ranks did.
 std::pair<std::string, std::string> coverage_problem(const std::vector<detail::part>& parts, std::uint64_t total) {
     struct run {
         id_range ids;

@@ -3,7 +3,7 @@
 // Every survivor's service must get, in that recovery, each survivor's state
 // and nothing for rank 1 (its new process has no service yet); the
 // replacement, creating its service after the recovery, must find the same
-// states through last_recovery_states(). Prints "states agree" on success.
+// states in on_attach(). Prints "states agree" on success.
 // Run: RAMPART_SPARES=1 RAMPART_KILL=1@iter5 mpiexec -n 5 ...
 #include <rampart/comm/comm.hpp>
 #include <rampart/comm/service.hpp>
@@ -30,7 +30,14 @@ class probe final : public rampart::comm::service {
 public:
     probe() { attach(); }
     ~probe() override { detach(); }
-    std::vector<std::vector<char>> states_at_start() const { return last_recovery_states(); }
+    std::vector<std::vector<char>> states_at_start() {
+        std::lock_guard l(m_);
+        return at_start_;
+    }
+    void on_attach(const std::vector<std::vector<char>>& states) override {
+        std::lock_guard l(m_);
+        at_start_ = states;
+    }
     void on_message(int, std::vector<char>&&, std::size_t) override {}
     void on_recovery(const std::vector<int>&, const std::vector<int>&,
                      const std::vector<std::vector<char>>& states) override {
@@ -53,7 +60,7 @@ public:
 
 private:
     std::mutex m_;
-    std::vector<std::vector<char>> seen_;
+    std::vector<std::vector<char>> seen_, at_start_;
     int recoveries_ = 0;
 };
 

@@ -25,7 +25,7 @@
 // MadeLateByAFirstProcess: rank 3's first process makes its store only after
 // a recovery in which the others had theirs (rank 1 died in their submit of
 // version 1): it takes part from the first submit, as its program does.
-// Run: RAMPART_SPARES=1 mpiexec -n 5 ... --gtest_filter=StoreSubstitute.MadeLateByAFirstProcess
+// Run: RAMPART_SPARES=2 mpiexec -n 6 ... --gtest_filter=StoreSubstitute.MadeLateByAFirstProcess
 #include <rampart/comm/comm.hpp>
 #include <rampart/recovery/recovery.hpp>
 #include <rampart/store/detail/kill_hook.hpp>
@@ -134,8 +134,8 @@ void submit_until_complete(rs::store& s, const layout& l, std::uint64_t version)
     }
     ASSERT_EQ(s.version(), version) << "version " << version << " not complete after 3 tries";
     EXPECT_BYTES_EQ(s.load({{0, l.n}}), store_test::blocks(0, l.n, l.bb, version));
-    std::printf("rank %d (incarnation %d): version %llu complete after %d tries, %llu blocks equal\n", l.me,
-                l.incarnation, static_cast<unsigned long long>(version), tries, static_cast<unsigned long long>(l.n));
+    std::printf("rank %d (incarnation %d, %d tries): version %llu complete, %llu blocks equal\n", l.me, l.incarnation,
+                tries, static_cast<unsigned long long>(version), static_cast<unsigned long long>(l.n));
 }
 
 void made_after_a_later_recovery() {

@@ -71,6 +71,12 @@ public:
     /// still lacks an answer.
     virtual void on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
                              const std::vector<std::vector<char>>& states) = 0;
+    /// Called once by attach(), before any handler: the states (see
+    /// recovery_state) of this service by logical rank from the last
+    /// recovery, for a service made after it (as on the process that
+    /// replaced a dead rank); empty before any recovery. No recovery comes
+    /// between this call and the service's first on_recovery.
+    virtual void on_attach(const std::vector<std::vector<char>>& states) { (void)states; }
     /// What this rank's service tells the others at each recovery, once the
     /// survivors have agreed on who died (so that all decide from the same
     /// facts, with no further message). Called on the engine thread.
@@ -81,10 +87,10 @@ public:
 
 protected:
     /// Starts the service: from now on its handlers are called (at once
-    /// for messages that came before). Starts the engine if needed. Waits
-    /// while a recovery has exchanged the services' states and not yet
-    /// called on_recovery: a service attached after a recovery sees it in
-    /// last_recovery_states, one attached before in on_recovery.
+    /// for messages that came before), after on_attach. Starts the engine
+    /// if needed. Waits while a recovery has taken the services' states and
+    /// not yet called on_recovery: a service attached after a recovery
+    /// sees it in on_attach, one attached before in on_recovery.
     void attach();
     /// Stops the calls; no handler runs once it returns.
     void detach();
@@ -125,13 +131,9 @@ protected:
     /// While some operation of any service runs (count above 0), the engine
     /// polls without pausing, so that service messages are answered at once.
     void busy(int delta);
-    /// The states (see recovery_state) of this service by logical rank from
-    /// the last recovery, for a service attached after it (as on the process
-    /// that replaced a dead rank). Empty before any recovery.
-    std::vector<std::vector<char>> last_recovery_states() const;
     /// How often logical rank `rank` has been replaced (0: the process that
-    /// started as it), as of the last recovery (the one of
-    /// last_recovery_states and of on_recovery): the same on every process.
+    /// started as it), as of the last recovery (the one of on_attach and
+    /// of on_recovery): the same on every process.
     int incarnation_of(int rank) const;
 
 private:

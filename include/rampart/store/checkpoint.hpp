@@ -90,7 +90,8 @@ public:
     /// when a failure during the save made it incomplete (the previous
     /// checkpoint stays), and on a replacement for the saves the survivors
     /// had begun without it. Throws rampart::invalid_argument when a receive is
-    /// pending or the state does not fit.
+    /// pending, and on every rank when some rank's state does not fit or the
+    /// ranks gave different maximum sizes.
     template <class T>
     bool save(std::uint64_t iteration, const T& state) {
         std::ostringstream os(std::ios::binary);

@@ -67,10 +67,6 @@ public:
     /// While some service operation runs (count above 0), the engine polls
     /// without pausing, so that service messages are answered at once.
     void service_busy(int delta);
-    /// The states (see service::recovery_state) of service `number`, by
-    /// logical rank, from the last recovery: for a service created after it,
-    /// as on the process that replaced a dead rank. Empty before any recovery.
-    std::vector<std::vector<char>> recovery_states(int number) const;
     /// How often logical rank `logical` has been replaced (0: its first
     /// process), as of the last recovery's exchange of service states.
     int incarnation_of(int logical) const;
