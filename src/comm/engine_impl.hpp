@@ -417,8 +417,9 @@ private:
     };
     std::map<int, std::vector<early_service_message>> early_services_;
     std::map<int, std::vector<std::vector<char>>> service_states_;  // number -> by logical rank, last recovery
-    // Between the exchange of the services' states and their on_recovery: a
-    // service attached then would miss both (services_cv_ when it ends).
+    // From the moment a recovery takes the services' states until their
+    // on_recovery: a service attached then would miss both (services_cv_
+    // when it ends).
     bool states_pending_ = false;
     std::condition_variable services_cv_;
     mutable std::mutex incarnations_mutex_;  // a leaf: read from on_recovery too

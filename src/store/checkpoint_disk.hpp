@@ -2,7 +2,7 @@
 // The disk level of the store's checkpoints: a checkpoint complete in
 // memory is also written to a folder (on a cluster, the parallel file
 // system) by a thread of its own, so that the program does not wait for
-// the disk (unless it falls behind, below): the first checkpoint in each span of K iterations, a choice
+// the disk: the first checkpoint in each span of K iterations, a choice
 // every rank makes alike from the iterations of the saves (a replacement
 // too, from the checkpoint it resumed at and the saves it skips). None is
 // skipped, so every rank writes the same ones; a save waits only when the

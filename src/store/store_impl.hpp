@@ -72,6 +72,7 @@ public:
     std::vector<char> recovery_state() override;
     void on_attach(const std::vector<std::vector<char>>& states) override { join(states); }
     void join(const std::vector<std::vector<char>>& states);
+    bool joins_late(const std::vector<std::vector<char>>& states, int q) const;
     void tag_next_operation(std::uint64_t tag) {
         std::lock_guard l(m_);
         next_tag_ = tag;

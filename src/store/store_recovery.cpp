@@ -46,6 +46,14 @@ std::uint64_t store::impl::repair(const std::function<bool(int, int)>& lacks) {
     return sent;
 }
 
+// A rank whose process makes this store only after the recovery of `states`
+// and so joins after the last operation begun there (join()): one that has
+// been replaced and had no store at the recovery.
+bool store::impl::joins_late(const std::vector<std::vector<char>>& states, int q) const {
+    const auto at = static_cast<std::size_t>(q);
+    return (at >= states.size() || !detail::read_facts(states[at])) && incarnation_of(q) > 0;
+}
+
 void store::impl::on_recovery(const std::vector<int>& replaced, const std::vector<int>& lost,
                               const std::vector<std::vector<char>>& states) {
     std::lock_guard l(m_);
@@ -53,19 +61,17 @@ void store::impl::on_recovery(const std::vector<int>& replaced, const std::vecto
     std::uint64_t begun = 0;
     for (const auto& st : states)
         if (auto f = detail::read_facts(st)) begun = std::max(begun, f->op);
-    // Who makes this store after the recovery and so joins after `begun`
-    // (join()): a new process, or one that replaced its rank earlier and has
-    // not made the store yet. It takes no part in those operations, and is
+    // A new process, or one that replaced its rank earlier and has not made
+    // the store yet, takes no part in the operations up to `begun`, and is
     // told (again: words in flight died with the old communicator) what the
     // operation it joined after ended with. A rank's first process without
     // the store takes part from the first operation, as it will.
     for (auto& [q, j] : replacements_) j.told = false;
     for (int q = 0; q < p_; ++q) {
         const auto at = static_cast<std::size_t>(q);
-        const bool is_new = std::find(replaced.begin(), replaced.end(), q) != replaced.end();
-        const bool without = at >= states.size() || !detail::read_facts(states[at]);
         if (q == me_ || lost_[at] || std::find(lost.begin(), lost.end(), q) != lost.end()) continue;
-        if (!is_new && !(without && incarnation_of(q) > 0)) continue;
+        const bool is_new = std::find(replaced.begin(), replaced.end(), q) != replaced.end();
+        if (!is_new && !joins_late(states, q)) continue;
         absent_until_[at] = std::max(absent_until_[at], begun);
         holds_from_[at] = std::max(committed_, op_version_) + 1;  // it holds nothing of the versions there are now
         replacements_[q] = joined{begun, false};
@@ -151,13 +157,16 @@ std::vector<char> store::impl::recovery_state() {
 void store::impl::join(const std::vector<std::vector<char>>& states) {
     std::lock_guard l(m_);
     std::optional<detail::recovery_facts> newest;
-    std::uint64_t begun = 0, holds_nothing_before = 1;  // the survivors' rule in on_recovery
+    std::uint64_t begun = 0, begun_tag = 0, holds_nothing_before = 1;  // the survivors' rule in on_recovery
     tellers_.assign(static_cast<std::size_t>(p_), 0);
     for (std::size_t q = 0; q < states.size() && q < tellers_.size(); ++q) {
         const auto f = static_cast<int>(q) == me_ ? std::nullopt : detail::read_facts(states[q]);
         if (!f) continue;
         tellers_[q] = 1;
-        begun = std::max(begun, f->op);
+        if (f->op > begun) {
+            begun = f->op;
+            begun_tag = f->tag;
+        }
         holds_nothing_before = std::max(holds_nothing_before, std::max(f->committed, f->op_version) + 1);
         absent_until_[q] = f->joined_after;
         holds_from_[q] = f->holds_from;
@@ -165,21 +174,19 @@ void store::impl::join(const std::vector<std::vector<char>>& states) {
     }
     if (!newest) return;  // the others have no such store (yet): nothing to join
     for (int q = 0; q < p_ && q < static_cast<int>(states.size()); ++q)
-        if (q != me_ && !tellers_[static_cast<std::size_t>(q)] && incarnation_of(q) > 0) {
+        if (q != me_ && joins_late(states, q)) {
             absent_until_[static_cast<std::size_t>(q)] = begun;
             holds_from_[static_cast<std::size_t>(q)] = holds_nothing_before;
         }
     if (recovery::incarnation() == 0) return;
-    for (std::size_t q = 0; q < states.size() && begun > op_; ++q)
-        if (const auto f = tellers_[q] ? detail::read_facts(states[q]) : std::nullopt; f && f->op == begun) {
-            // This process now stands after that operation as if it had
-            // begun it: its recovery state must name the operation's tag
-            // with its number, or a later replacement that reads this state
-            // first would take part in that operation again.
-            joined_after_tag_ = last_tag_ = f->tag;
-            break;
-        }
-    op_ = std::max(op_, begun);
+    if (begun > op_) {
+        // This process now stands after that operation as if it had begun
+        // it: its recovery state must name the operation's tag with its
+        // number, or a later replacement that reads this state first would
+        // take part in that operation again.
+        op_ = begun;
+        joined_after_tag_ = last_tag_ = begun_tag;
+    }
     replacement_ = true;
     committed_ = newest->committed;
     if (committed_ > 0) placements_.emplace(committed_, place(newest->blocks));
