@@ -1,62 +1,81 @@
 #!/usr/bin/env python3
 """How the time of a crash recovery grows with the ranks, and where it goes
-at scale. The distributed rampart-stencil1d on P ranks + 1 spare (P = 2, 4,
-8, 16, 32), 8 subdomains of 500 points per rank, 200 iterations of 16 steps,
-1 worker thread per rank; rank 1 killed with SIGKILL at iteration 100.
-All processes share this machine's cores (oversubscribed beyond them).
+at scale. The distributed rampart-stencil1d on P ranks + 1 spare (by
+default P = 2, 4, 8, 16, 32), 8 subdomains of 500 points per rank, 200
+iterations of 16 steps, 1 worker thread per rank; rank 1 killed with
+SIGKILL at iteration 100. All processes share this machine's cores
+(oversubscribed once P + 1 exceeds them, and the report says from where).
 
 Each recovery is split as rampart-run reports it: detection (kill to the
 first survivor that noticed), agreement (revoke, shrink, agree), take-over
-(the spare starting the program), exchange of counts (the all-to-all of the
-message counts of every channel), re-sending (the rest of the recovery).
-Per phase the median over `repeat` runs is fitted with a + b*f(P), f one of
-1, log2 P, P, P log2 P (least squares; the form with the smallest largest
-relative error), projected to 1,000 and 100,000 ranks. Writes
-bench/results/recovery_scaling.json.
+(the spare starting the program), exchange of counts (among the processes
+that share a channel), re-sending (the rest of the recovery).
+Per phase the median over `repeat` runs is fitted (least squares) with
+a + b*f(P), f the growth of the phase's algorithm (MODEL below), and the
+sum of the phases' fits is the model of the whole recovery, projected to
+1,000 and 100,000 ranks. As a check of those forms, each phase is also
+fitted with every f of 1, log2 P, P, P log2 P, and the one with the
+smallest largest relative error is reported with its projection. The fits
+are made twice: over every P, and over the P whose processes each had a
+core of their own (when there are at least 3 such P): a phase of a
+time-shared process waits for the scheduler, which no algorithm changes.
 
-usage: bench/run_recovery_scaling.py [build-dir] [repeat=5]
+ULFM's agree and shrink without a failure (rampart-bench-ulfm-primitives)
+are timed too, on the same P + 1 processes, with thousands of samples:
+they are the collective steps of the agreement phase and of the close of
+the exchange of counts, and show their growth without the noise of a kill.
+Writes bench/results/recovery_scaling.json (or --out).
+
+usage: bench/run_recovery_scaling.py [build-dir] [repeat=5] [--ranks 2,4,8,16,32] [--out FILE]
 """
+import argparse
 import json
 import math
 import os
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
-build = Path(sys.argv[1] if len(sys.argv) > 1 else "build")
-REPEAT = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 root = Path(__file__).resolve().parent.parent
-RANKS = (2, 4, 8, 16, 32)
 PROJECT = (1000, 100000)
 FORMS = {"constant": lambda p: 0.0, "log2 P": math.log2, "P": float, "P log2 P": lambda p: p * math.log2(p)}
+PHASES = ("detection", "agreement", "take-over", "exchange of counts", "re-sending", "total")
+# The growth of each phase's algorithm.
+MODEL = {
+    "detection": "log2 P",  # a detector's time-out, then ULFM's notice spreads as a reliable broadcast
+    "agreement": "log2 P",  # revoke (reliable broadcast), shrink and agree (ULFM's agreement tree)
+    "take-over": "constant",  # one process's work: the spare starts the program
+    "exchange of counts": "log2 P",  # with a rank's channel peers only, closed by one agreement over all
+    "re-sending": "constant",  # each rank's log to its peers
+}
 
 
-def reference(p):
+def stencil(build, p):
+    return [str(build / "apps/rampart-stencil1d"), "--subdomains", str(8 * p), "--points", "500", "--iterations",
+            "200", "--steps", "16", "--threads", "1", "--variant", "dataflow", "--json"]
+
+
+def reference(build, p):
     """The checksum of the fault-free run at P ranks."""
-    app = [str(build / "apps/rampart-stencil1d"), "--subdomains", str(8 * p), "--points", "500", "--iterations",
-           "200", "--steps", "16", "--threads", "1", "--variant", "dataflow", "--json"]
-    out = subprocess.run([str(root / "tools" / "rampart-run"), "-n", str(p), "--threads", "1", "--json", "--"] + app,
-                         check=True, capture_output=True, text=True, timeout=600).stdout
+    out = subprocess.run([str(root / "tools" / "rampart-run"), "-n", str(p), "--threads", "1", "--json", "--"]
+                         + stencil(build, p), check=True, capture_output=True, text=True, timeout=600).stdout
     return json.loads(out.strip().splitlines()[-1])["result"]["checksum"]
 
 
-def run(p):
-    app = [str(build / "apps/rampart-stencil1d"), "--subdomains", str(8 * p), "--points", "500", "--iterations",
-           "200", "--steps", "16", "--threads", "1", "--variant", "dataflow", "--json"]
+def run(build, p):
     cmd = [str(root / "tools" / "rampart-run"), "-n", str(p), "--spares", "1", "--threads", "1", "--kill",
-           "1@iter100", "--json", "--"] + app
+           "1@iter100", "--json", "--"] + stencil(build, p)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600).stdout
     r = json.loads(out.strip().splitlines()[-1])
     return {"detection": r["detect_ms"], "agreement": r["agree_ms"], "take-over": r["takeover_ms"],
-            "exchange of counts": r["exchange_ms"], "re-sending": r["resend_ms"] - r["exchange_ms"],
+            "exchange of counts": r["exchange_ms"], "re-sending": round(r["resend_ms"] - r["exchange_ms"], 2),
             "total": r["recover_ms"], "checksum": r["result"]["checksum"]}
 
 
-def fit(points):
-    """(form, a, b, largest relative error) of the best a + b*f(P)."""
+def fit(points, forms=FORMS):
+    """(form, a, b, largest relative error) of the best a + b*f(P), f one of forms."""
     best = None
-    for name, f in FORMS.items():
+    for name, f in forms.items():
         xs, ys = [f(p) for p, _ in points], [y for _, y in points]
         if name == "constant":
             a, b = statistics.mean(ys), 0.0
@@ -65,49 +84,103 @@ def fit(points):
             var = sum((x - mx) ** 2 for x in xs)
             b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var
             a = my - b * mx
-            if b < 0:
-                continue  # a phase that shrinks with P: the constant form says it better
+            if b < 0:  # a phase that shrinks with P: the constant form says it better
+                a, b, name = statistics.mean(ys), 0.0, "constant"
         worst = max(abs(a + b * f(p) - y) / max(y, 1e-9) for p, y in points)
         if best is None or worst < best[3]:
             best = (name, a, b, worst)
     return best
 
 
+def model(name, a, b, worst, unit="ms"):
+    f = FORMS[name]
+    return {"form": f"{a:.3g} + {b:.3g} * {name}" if name != "constant" else f"{a:.3g}",
+            "largest_relative_error": round(worst, 3),
+            f"projected_{unit}": {str(n): round(a + b * f(n), 2) for n in PROJECT}}
+
+
+def primitive_models(prims, ranks):
+    """Per ULFM primitive: the logarithmic fit (its algorithm's) and the best form."""
+    out = {}
+    for k in ("agree_us", "shrink_us"):
+        points = [(p + 1, prims[p][k]) for p in ranks]  # P + 1 processes took part
+        out[k] = {"log2": model(*fit(points, {"log2 P": math.log2}), unit="us"),
+                  "best_form": model(*fit(points), unit="us")}
+    return out
+
+
+def models_of(medians, ranks):
+    """Per phase: the fit of its algorithm's form and the best form, over
+    these ranks, with projections; their sum models the whole recovery."""
+    phases, fitted = {}, {}
+    for k in PHASES[:-1]:
+        points = [(p, medians[k][p]) for p in ranks]
+        name, a, b, worst = fit(points, {MODEL[k]: FORMS[MODEL[k]]})
+        fitted[k] = lambda p, a=a, b=b, f=FORMS[name]: a + b * f(p)
+        phases[k] = {"algorithm": model(name, a, b, worst), "best_form": model(*fit(points))}
+    whole = {p: sum(f(p) for f in fitted.values()) for p in ranks + list(PROJECT)}
+    return {
+        "ranks": list(ranks), "phases": phases,
+        "sum_of_phases": {
+            "largest_relative_error_of_measured_total": round(
+                max(abs(whole[p] - medians["total"][p]) / medians["total"][p] for p in ranks), 3),
+            "projected_ms": {str(n): round(whole[n], 1) for n in PROJECT},
+            "projected_with_best_forms_ms": {str(n): round(sum(
+                phases[k]["best_form"]["projected_ms"][str(n)] for k in fitted), 1) for n in PROJECT}},
+        "largest_at_scale": max(fitted, key=lambda k: fitted[k](PROJECT[-1])),
+    }
+
+
+def primitives(build, p, samples):
+    """ULFM's agree, iagree and shrink, without a failure, on P + 1 processes."""
+    mpiexec = root / ".venv/bin/mpiexec"
+    cmd = [str(mpiexec) if mpiexec.exists() else "mpiexec", "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl",
+           "self,sm,tcp", "--mca", "coll", "^han", "-n", str(p + 1),
+           str(build / "bench/rampart-bench-ulfm-primitives"), "--samples", str(samples)]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600, env=env).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    return {k: r[k]["median"] for k in ("agree_us", "iagree_us", "shrink_us", "barrier_us")}
+
+
 def main():
-    references = {p: reference(p) for p in RANKS}
-    runs = {p: [] for p in RANKS}
-    for i in range(REPEAT):
-        for p in RANKS:
-            runs[p].append(run(p))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", nargs="?", default="build")
+    ap.add_argument("repeat", nargs="?", type=int, default=5)
+    ap.add_argument("--ranks", default="2,4,8,16,32", help="the P to measure, comma-separated")
+    ap.add_argument("--samples", type=int, default=2000, help="samples of each ULFM primitive")
+    ap.add_argument("--out", default=str(root / "bench/results/recovery_scaling.json"))
+    a = ap.parse_args()
+    build, ranks = Path(a.build), [int(x) for x in a.ranks.split(",")]
+    cores = os.cpu_count()
+    references = {p: reference(build, p) for p in ranks}
+    runs = {p: [] for p in ranks}
+    for i in range(a.repeat):
+        for p in ranks:
+            runs[p].append(run(build, p))
             x = runs[p][-1]
-            print(f"run {i + 1}, {p} ranks: " + ", ".join(f"{k} {x[k]:.1f}" for k in x if k != "checksum"),
-                  flush=True)
-    phases = ("detection", "agreement", "take-over", "exchange of counts", "re-sending", "total")
-    medians = {k: {p: statistics.median([x[k] for x in runs[p]]) for p in RANKS} for k in phases}
-    models = {}
-    for k in phases:
-        name, a, b, worst = fit(list(medians[k].items()))
-        f = FORMS[name]
-        models[k] = {"form": f"{a:.3g} + {b:.3g} * {name}" if name != "constant" else f"{a:.3g}",
-                     "largest_relative_error": round(worst, 3),
-                     "projected_ms": {str(n): round(a + b * f(n), 1) for n in PROJECT}}
-    summed = {str(n): round(sum(models[k]["projected_ms"][str(n)] for k in phases[:-1]), 1) for n in PROJECT}
-    first = max(phases[:-1], key=lambda k: models[k]["projected_ms"][str(PROJECT[-1])])
+            print(f"run {i + 1}, {p} ranks: " + ", ".join(f"{k} {x[k]:.1f}" for k in PHASES), flush=True)
+    medians = {k: {p: statistics.median([x[k] for x in runs[p]]) for p in ranks} for k in PHASES}
+    own_core = [p for p in ranks if p + 1 <= cores]
+    prims = {p: primitives(build, p, a.samples) for p in ranks}
     report = {
-        "command": f"bench/run_recovery_scaling.py {build} {REPEAT}",
+        "command": "bench/run_recovery_scaling.py " + " ".join(
+            [a.build, str(a.repeat)] + ([f"--ranks {a.ranks}"] if a.ranks != "2,4,8,16,32" else [])),
         "config": "stencil1d, P ranks + 1 spare, 8 subdomains x 500 points per rank, 200 iterations x 16 steps, 1 "
                   "worker thread per rank; rank 1 killed (SIGKILL) at iteration 100",
-        "machine": f"{os.cpu_count()} cores shared by all P + 1 processes (oversubscribed from {os.cpu_count() + 1} on)",
-        "repeat": REPEAT,
-        "median_ms": {k: {str(p): v for p, v in medians[k].items()} for k in phases},
-        "models": models,
-        "projected_sum_of_phases_ms": summed,
-        "largest_at_scale": first,
-        "identical_to_fault_free": {str(p): sum(x["checksum"] == references[p] for x in runs[p]) for p in RANKS},
+        "machine": f"{cores} cores shared by all P + 1 processes (oversubscribed from P = {cores} on)",
+        "repeat": a.repeat,
+        "median_ms": {k: {str(p): v for p, v in medians[k].items()} for k in PHASES},
+        "fit_all": models_of(medians, ranks),
+        "fit_own_core": models_of(medians, own_core) if len(own_core) >= 3 else None,
+        "ulfm_primitives_us": {str(p + 1) + " processes": prims[p] for p in ranks},
+        "ulfm_primitives_fit": primitive_models(prims, own_core if len(own_core) >= 3 else ranks),
+        "identical_to_fault_free": {str(p): sum(x["checksum"] == references[p] for x in runs[p]) for p in ranks},
+        "runs_ms": {str(p): [{k: x[k] for k in PHASES} for x in runs[p]] for p in ranks},
     }
-    (root / "bench/results/recovery_scaling.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(json.dumps({k: report[k] for k in ("median_ms", "models", "projected_sum_of_phases_ms", "largest_at_scale")},
-                     indent=1))
+    Path(a.out).write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps({k: report[k] for k in ("median_ms", "fit_all", "fit_own_core", "ulfm_primitives_us",
+                                             "ulfm_primitives_fit")}, indent=1))
 
 
 if __name__ == "__main__":
