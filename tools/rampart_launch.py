@@ -16,10 +16,12 @@ several hosts, rampart-run places every process itself (a rank file):
   the ranks they should replace.
 """
 import atexit
+import glob
 import os
 import re
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -56,6 +58,10 @@ def add_arguments(p):
                    help="where the processes leave their reports for rampart-run: a folder every host can write "
                         "to (default: a new folder in /tmp on one machine, in the current folder on several hosts)")
     g.add_argument("--mpiexec", help="the mpiexec to use (default: .venv's, else PATH's)")
+    g.add_argument("--start-timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="across several hosts: stop the job when no process has started rampart (or MPI_Init, "
+                        "under --replicas) within this time: a host unreachable or down, a launch agent stuck "
+                        "(0: wait forever; default 120)")
 
 
 def parse_hosts(text, origin):
@@ -235,6 +241,75 @@ def nodes_lost(launcher_text):
         if name not in lost:
             lost.append(name)
     return lost
+
+
+class StartDeadline:
+    """Whether a job's processes started in time. Open MPI's launcher starts
+    no process until every host's daemon has reported back, and waits for
+    that without limit: an unreachable host, or a launch agent that hangs,
+    leaves the job waiting forever. `started` is the pattern of the notes a
+    process leaves once it has started (past MPI_Init); `entered()` says
+    whether some process has entered MPI_Init."""
+
+    def __init__(self, a, started, entered):
+        # On one machine no daemon is waited for: no limit there.
+        seconds = a.start_timeout if a.host_list else 0
+        self.hosts = list(dict.fromkeys(h for h, _ in a.host_list or []))
+        self.seconds, self.started, self.entered = seconds, started, entered
+        self.until = time.monotonic() + seconds if seconds > 0 else None
+        self.missed = False
+
+    def passed(self):
+        """True, once, when the time is up and no process has started."""
+        if self.until is None or time.monotonic() < self.until:
+            return False
+        self.until = None  # looked at once: from now on the job is the program's
+        self.missed = not glob.glob(self.started)
+        return self.missed
+
+    def cause(self):
+        """Why nothing started, in a sentence for the user."""
+        if self.entered():
+            why = "processes entered MPI_Init and none came out of it"
+        else:
+            why = ("the launcher started none: a host's daemon did not report back (the host unreachable or down, "
+                   "or its launch agent stuck; the job's hosts: " + ", ".join(self.hosts) + ")")
+        return (f"no process of the program started within {self.seconds:g} s: {why}. The job was "
+                "stopped (--start-timeout sets the limit)")
+
+
+def stop_launcher(job):
+    """Ends mpiexec and every process under it on this host (the launch
+    agents it started, which would hold its output open): asked first, then
+    killed. Only for a job none of whose processes has started."""
+    job.terminate()
+    try:
+        job.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in [job.pid] + descendants(job.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass  # ended meanwhile
+    job.wait()
+
+
+def descendants(pid):
+    """The pids of every process under pid, from /proc."""
+    children = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.split("/")[2]))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def say_nodes_lost(lost):

@@ -206,9 +206,13 @@ def run_once(a, prog, reports):
         output = Output(a.n, a.replicas, shown_before=getattr(a, "shown_before", None))
         watch = DeathWatch(reports, processes, all_here=not a.host_list)
         hangs = None if a.no_detect_hangs else HangWatch(env["RAMPART_REPORT"], processes, a.hang_timeout)
-        code = run_job(cmd, env, reports, processes, output, watch)
+        deadline = rampart_launch.StartDeadline(a, os.path.join(reports, "rank.replica.*.json"),
+                                                lambda: bool(watch.starting_pids))
+        code = run_job(cmd, env, reports, processes, output, watch, deadline)
         ended_us = watch.stop()
         stopped_killed = hangs.stop() if hangs else []
+        if deadline.missed:  # the same hosts would keep it waiting again
+            break
         # Open MPI's launcher now and then fails before any process starts:
         # nothing of the program ran, so it is started again.
         launcher_failed = code is not None and not glob.glob(os.path.join(reports, "rank.replica.*.json")) and \
@@ -238,6 +242,9 @@ def run_once(a, prog, reports):
     report["stopped_processes_killed"] = sorted(k["process"] for k in stopped_killed)
     report["hosts"] = placement
     report["nodes_lost"] = rampart_launch.nodes_lost(output.launcher_text())
+    # None had started within --start-timeout: the job was stopped, for this reason.
+    report["start_failure"] = deadline.cause() \
+        if deadline.missed else None
     report["output"] = output.text()
     report["shown_lines"] = output.shown_lines  # for a run started again: not shown twice
     return report, seconds
@@ -252,9 +259,10 @@ def recreated_output(reports, originals):
             if p.get("recreated") and p.get("ended") == "normal" and p["rank"] not in finished}
 
 
-def run_job(cmd, env, reports, processes, output, watch, grace=3.0):
+def run_job(cmd, env, reports, processes, output, watch, deadline, grace=3.0):
     """Runs mpiexec, its output shown by `output` as it comes, and returns
-    its exit code. The launcher now and then deadlocks after processes
+    its exit code; stops it when no process has started by `deadline` (a
+    rampart_launch.StartDeadline). The launcher now and then deadlocks after processes
     exited with an error; once every process has ended (its report says
     how, or it was killed) and mpiexec has not returned within `grace`
     seconds, it is stopped and the exit code is the processes' own. A
@@ -275,6 +283,9 @@ def run_job(cmd, env, reports, processes, output, watch, grace=3.0):
             break
         except subprocess.TimeoutExpired:
             pass
+        if deadline.passed():
+            rampart_launch.stop_launcher(job)
+            continue
         if stuck := stuck_in_start(watch, reports, processes, grace):
             print(f"rampart-run: process {', '.join(map(str, stuck))} ended during MPI's start-up, where the "
                   f"others wait for it forever; nothing of the program ran", file=sys.stderr)
@@ -460,7 +471,9 @@ def print_report(a, report):
         lines.append(f"  bits flipped: {report['bits_flipped']}, corruptions detected: "
                      f"{report['corruptions_detected']}")
     lines += restart_lines(report)
-    if report["ranks_unfinished"]:
+    if report["start_failure"]:
+        lines.append("rampart-run: " + report["start_failure"])
+    elif report["ranks_unfinished"]:
         lines.append(f"rampart-run: rank(s) {', '.join(map(str, report['ranks_unfinished']))} did not run the program "
                      f"to its end on any replica (mpiexec's exit code {report['mpiexec_exit_code']})")
     print("\n".join(lines), file=sys.stderr)

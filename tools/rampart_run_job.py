@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from rampart_death_watch import job_processes
+from rampart_launch import stop_launcher
 from rampart_hang_watch import stopped
 
 
@@ -66,9 +67,10 @@ def disk_summary(disk, ranks):
     return out
 
 
-def run_job(cmd, env, report_prefix, processes, echo, grace=3.0):
+def run_job(cmd, env, report_prefix, processes, echo, deadline=None, grace=3.0):
     """mpiexec, as subprocess.run would, its output shown by `echo` as it
-    comes. A stopped process is killed by
+    comes; stopped when no process has started by `deadline` (a
+    rampart_launch.StartDeadline). A stopped process is killed by
     the hang watch, or by the survivors once MPI declares it dead; with
     neither (--no-detect-hangs), or when the others ended first (a program
     that failed), it stays stopped and mpiexec waits for it forever. So
@@ -93,6 +95,8 @@ def run_job(cmd, env, report_prefix, processes, echo, grace=3.0):
                 t.join(timeout=0.25)
             if job.poll() is not None and not any(t.is_alive() for t in pumps):
                 break
+            if deadline and job.poll() is None and deadline.passed():
+                stop_launcher(job)
             if len(pids) < processes:  # found by their environment once, then only looked at
                 pids.update(job_processes(report_prefix))
             left = {rank: pid for rank, pid in pids.items() if os.path.exists(f"/proc/{pid}")}
