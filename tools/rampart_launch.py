@@ -249,7 +249,9 @@ class StartDeadline:
     that without limit: an unreachable host, or a launch agent that hangs,
     leaves the job waiting forever. `started` is the pattern of the notes a
     process leaves once it has started (past MPI_Init); `entered()` says
-    whether some process has entered MPI_Init."""
+    whether some process is known to have entered MPI_Init, in which case
+    the launcher did its part and the job is left to MPI's and rampart's
+    own limits on the start-up (rampart's grows with the job's size)."""
 
     def __init__(self, a, started, entered):
         # On one machine no daemon is waited for: no limit there.
@@ -260,54 +262,62 @@ class StartDeadline:
         self.missed = False
 
     def passed(self):
-        """True, once, when the time is up and no process has started."""
+        """True, once, when the time is up and no process has started or is
+        known to have entered MPI_Init."""
         if self.until is None or time.monotonic() < self.until:
             return False
         self.until = None  # looked at once: from now on the job is the program's
-        self.missed = not glob.glob(self.started)
+        self.missed = not glob.glob(self.started) and not self.entered()
         return self.missed
 
     def cause(self):
         """Why nothing started, in a sentence for the user."""
-        if self.entered():
-            why = "processes entered MPI_Init and none came out of it"
-        else:
-            why = ("the launcher started none: a host's daemon did not report back (the host unreachable or down, "
-                   "or its launch agent stuck; the job's hosts: " + ", ".join(self.hosts) + ")")
-        return (f"no process of the program started within {self.seconds:g} s: {why}. The job was "
-                "stopped (--start-timeout sets the limit)")
+        return (f"no process of the program started within {self.seconds:g} s, and none is known to have entered "
+                "MPI_Init: a host's daemon did not report back to the launcher (the host unreachable or down, or "
+                "its launch agent stuck), or the program's processes never reached MPI_Init; the job's hosts: "
+                + ", ".join(self.hosts) + ". The job was stopped (--start-timeout sets the limit)")
 
 
 def stop_launcher(job):
     """Ends mpiexec and every process under it on this host (the launch
     agents it started, which would hold its output open): asked first, then
     killed. Only for a job none of whose processes has started."""
+    under = descendants(job.pid)  # before mpiexec ends and they move to init
     job.terminate()
     try:
         job.wait(timeout=3)
     except subprocess.TimeoutExpired:
-        pass
-    for pid in [job.pid] + descendants(job.pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass  # ended meanwhile
+        job.kill()  # still its child, not reaped: the pid is its own
+    for pid, started in {**under, **descendants(job.pid)}.items():
+        if start_time(pid) == started:  # the same process, not one that took its pid since
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass  # ended meanwhile
     job.wait()
 
 
+def start_time(pid):
+    """When a process started (clock ticks since boot), or None once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def descendants(pid):
-    """The pids of every process under pid, from /proc."""
+    """Every process under pid, from /proc: pid -> its start time."""
     children = {}
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
             fields = Path(stat).read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            children.setdefault(int(fields[1]), []).append((int(stat.split("/")[2]), int(fields[19])))
+        except (OSError, IndexError, ValueError):
             continue
-        children.setdefault(int(fields[1]), []).append(int(stat.split("/")[2]))
-    out, todo = [], [pid]
+    out, todo = {}, [pid]
     while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
+        for child, started in children.get(todo.pop(), []):
+            out[child] = started
             todo.append(child)
     return out
 

@@ -161,7 +161,9 @@ def run_with_restarts(a, prog, launch):
     with what each restart cost."""
     report, seconds = launch(a, prog)[:2]
     restarts, total = [], seconds
-    while a.restart and report["nodes_lost"] and report["ended"] != "completed" and a.host_list:
+    # A job stopped because it never started is not a loss to start again from.
+    while a.restart and report["nodes_lost"] and report["ended"] != "completed" and a.host_list \
+            and not report.get("start_failure"):
         ended_us = report["ended_us"]
         lost = lost_hosts(a.host_list, report)
         left = [h for h in a.host_list if h[0] not in lost]

@@ -71,15 +71,17 @@ def run_module(cmd, cwd, ranks):
     return p.returncode == 0 and passed(p.stdout, ranks), p.stdout
 
 
-def native_run(cmd, cwd, ranks, passed_note):
+def native_run(cmd, cwd, ranks, passed_note, mpiexec, python):
     """run_module for the native run, which every variant of the same
-    module and ranks shares: once it has passed with this very command (the
-    note holds it), it is not run again."""
-    if passed_note.is_file() and passed_note.read_text() == " ".join(cmd):
-        return True, "passed before: " + passed_note.read_text()
+    module and ranks shares: once it has passed with this very command, MPI
+    and Python (the note holds them, with their files' times), it is not
+    run again."""
+    key = " ".join(cmd) + "".join(f"\n{f} {os.stat(f).st_mtime_ns}" for f in (mpiexec, python))
+    if passed_note.is_file() and passed_note.read_text() == key:
+        return True, "passed before"
     ok, text = run_module(cmd, cwd, ranks)
     if ok:
-        passed_note.write_text(" ".join(cmd))
+        passed_note.write_text(key)
     return ok, text
 
 
@@ -96,7 +98,7 @@ def main():
         program = [python, str(tests / "main.py"), module]
         # Started again if Open MPI's launcher itself fails to start.
         native_ok, native = native_run(env_root + [str(RETRY), mpiexec, "--oversubscribe", "-n", str(ranks)] + program,
-                                       tests.parent, ranks, Path(cache) / f"native-passed.{module}.n{ranks}")
+                                       tests.parent, ranks, Path(cache) / f"native-passed.{module}.n{ranks}", mpiexec, python)
         if not native_ok:
             print(f"FAIL: {module} fails natively:\n{native[-3000:]}")
             failed.append(module)

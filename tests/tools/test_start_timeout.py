@@ -23,22 +23,19 @@ def fail(why):
     sys.exit(1)
 
 
-def agent_processes(agent):
-    found = []
-    for d in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                if agent.encode() in f.read():
-                    found.append(int(d))
-        except (OSError, ValueError):
-            pass
-    return found
+def alive(pid):
+    """Whether the process runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    agent = os.path.join(tmp, "stuck-agent")
+    agent, pids = os.path.join(tmp, "stuck-agent"), os.path.join(tmp, "agent-pids")
     with open(agent, "w") as f:
-        f.write(f"#!/bin/sh\n# {agent}: never answers\nexec sleep 600\n")
+        f.write(f"#!/bin/sh\n# never answers; notes its pid\necho $$ >> {pids}\nexec sleep 600\n")
     os.chmod(agent, 0o755)
     for mode in ([], ["--replicas", "2"]):
         began = time.monotonic()
@@ -57,8 +54,11 @@ with tempfile.TemporaryDirectory() as tmp:
             fail("a job whose hosts did not answer was started again")
         if took > TIMEOUT + 20:
             fail(f"stopped {took:.0f} s after its start, for a limit of {TIMEOUT} s")
-        left = [p for p in agent_processes(agent) if p != os.getpid()]
-        if left:
+        with open(pids) as f:
+            agents = [int(x) for x in f.read().split()]
+        if not agents:
+            fail("the launch agent never ran")
+        if left := [p for p in agents if alive(p)]:
             fail(f"launch agents left running: {left}")
         print(f"ok {mode or 'spares mode'}: exit code {run.returncode} after {took:.1f} s")
 print("PASS: both modes stopped with the cause named once, nothing left behind")
