@@ -34,9 +34,12 @@ import math
 import os
 import statistics
 import subprocess
+import sys
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(root / "tools"))
+import rampart_launch  # noqa: E402  (the launcher's own choice of mpiexec and environment)
 PROJECT = (1000, 100000)
 FORMS = {"constant": lambda p: 0.0, "log2 P": math.log2, "P": float, "P log2 P": lambda p: p * math.log2(p)}
 PHASES = ("detection", "agreement", "take-over", "exchange of counts", "re-sending", "total")
@@ -141,12 +144,11 @@ def models_of(medians, ranks):
 
 def primitives(build, p, samples):
     """ULFM's agree, iagree and shrink, without a failure, on P + 1 processes."""
-    mpiexec = root / ".venv/bin/mpiexec"
-    cmd = [str(mpiexec) if mpiexec.exists() else "mpiexec", "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl",
-           "self,sm,tcp", "--mca", "coll", "^han", "-n", str(p + 1),
-           str(build / "bench/rampart-bench-ulfm-primitives"), "--samples", str(samples)]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600, env=env).stdout
+    cmd = [rampart_launch.find_mpiexec(None), "--with-ft", "ulfm", "--oversubscribe", "--mca", "btl", "self,sm,tcp",
+           "--mca", "coll", "^han", "-n", str(p + 1), str(build / "bench/rampart-bench-ulfm-primitives"),
+           "--samples", str(samples)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600,
+                         env=rampart_launch.base_environment()).stdout
     r = json.loads(out.strip().splitlines()[-1])
     return {k: r[k]["median"] for k in ("agree_us", "iagree_us", "shrink_us", "barrier_us")}
 
