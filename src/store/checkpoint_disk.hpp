@@ -14,7 +14,8 @@
 // writes its file under a temporary name, syncs it and renames it: a file
 // that exists is whole, and a checkpoint counts only when every rank's file
 // is there. A rank removes its files of the iterations before the newest
-// complete one, never that one.
+// complete one, never that one, and keeps one of them aside as
+// DIR/checkpoints-C/rank-R.bin.spare for its next write to fill.
 
 #include <array>
 #include <condition_variable>
@@ -73,6 +74,7 @@ public:
 
 private:
     std::filesystem::path iteration_dir(std::uint64_t iteration) const;
+    std::filesystem::path spare_path() const;  // an old file of this rank's, to write over
     void write(std::uint64_t iteration, const std::string& record);
     void drop_old();
     void run();

@@ -65,6 +65,27 @@ echo "$out" | grep -a "resumes\|checksum"
     { echo "$out"; ls -lR "$job"; echo "FAIL: not every rank resumed from the complete checkpoint of iteration $older"; exit 1; }
 [ "$(checksum <<<"$out")" = "$reference" ] || { echo "$out"; echo "FAIL: the result differs from the fault-free $reference"; exit 1; }
 
+# A rank writes over an old file of its own, kept aside, rather than a new
+# one: a longer one (here random bytes) is cut to the record's length. As
+# before, the job resumes from $older and writes $newest, here over these;
+# a job started again from it gives the fault-free result.
+rm -rf "$job/checkpoints-0"/iteration-*
+cp -r "$short/checkpoints-0/iteration-$older" "$job/checkpoints-0/"
+for r in 0 1 2; do head -c 3000000 /dev/urandom > "$job/checkpoints-0/rank-$r.bin.spare"; done
+out=$(restart)
+[ "$(grep -ac "resumes after iteration $older from a checkpoint" <<<"$out")" -eq 3 ] ||
+    { echo "$out"; echo "FAIL: the job with old files to write over did not resume from $older"; exit 1; }
+for r in 0 1 2; do
+    [ "$(stat -c %s "$job/checkpoints-0/rank-$r.bin.spare" 2>/dev/null)" != 3000000 ] &&
+        [ "$(stat -c %s "$job/checkpoints-0/iteration-$newest/rank-$r.bin")" = \
+        "$(stat -c %s "$short/checkpoints-0/iteration-$older/rank-$r.bin")" ] ||
+        { ls -lR "$job/checkpoints-0"; echo "FAIL: rank $r did not write iteration $newest over its old file, cut to length"; exit 1; }
+done
+out=$(restart)
+[ "$(grep -ac "resumes after iteration $newest from a checkpoint" <<<"$out")" -eq 3 ] && [ "$(checksum <<<"$out")" = "$reference" ] ||
+    { echo "$out"; echo "FAIL: resumed from the checkpoint written over old files, not the fault-free $reference"; exit 1; }
+echo "written over old files: iteration $newest resumed from, result $reference"
+
 rm -rf "$job/checkpoints-0"/iteration-[1-9]*[0-9]
 mkdir -p "$job/checkpoints-0/iteration-59" && printf 'short' > "$job/checkpoints-0/iteration-59/rank-0.bin"
 touch "$job/checkpoints-0/iteration-59/rank-1.bin" "$job/checkpoints-0/iteration-59/rank-2.bin"
