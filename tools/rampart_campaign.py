@@ -14,11 +14,12 @@ import os
 import random
 import re
 import shlex
-import signal
 import statistics
 import subprocess
 import sys
 import time
+
+from rampart_launch import GRACE, end_session
 
 KINDS = ("time", "iter", "recovery", "end")
 OUTCOMES = ("identical", "different", "hang", "error")
@@ -28,7 +29,6 @@ OUTCOMES = ("identical", "different", "hang", "error")
 RUN_DEPENDENT = {"faults_injected", "replays", "votes_lost", "corrections", "corrections_applied",
                  "validations_failed", "recoveries", "lost_ranks", "points_reloaded"}
 REFERENCE_TIMEOUT = 600.0  # the fault-free run's limit without --timeout
-GRACE = 3.0  # seconds a process has to end after SIGTERM before SIGKILL
 
 
 def add_arguments(p):
@@ -75,45 +75,6 @@ def check_arguments(p, a):
         p.error(f"--kill-at {a.kill_at}: expected kinds among {', '.join(KINDS)}")
     if a.timeout is not None and a.timeout <= 0 or a.window is not None and a.window <= 0:
         p.error("--timeout and --window must be positive")
-
-
-def session_members(sid):
-    """The living processes of a session, mpiexec's and its ranks'."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # ended meanwhile
-        if fields[3] == str(sid) and fields[0] != "Z":
-            pids.append(int(d))
-    return pids
-
-
-def end_session(sid):
-    """Ends every process of mpiexec's session: its process group first, then
-    the rest, because PRRTE puts each rank in a process group of its own, so
-    killing mpiexec's group alone would leave the ranks running. SIGTERM
-    first lets mpiexec clean up after itself; SIGKILL whatever is left."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(sid, sig)
-        except OSError:
-            pass  # the group has ended already
-        for pid in session_members(sid):
-            try:
-                os.kill(pid, sig)
-            except OSError:
-                pass
-        deadline = time.monotonic() + GRACE
-        while session_members(sid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not session_members(sid):
-            return True
-    return False
 
 
 class LimitedExecutor:

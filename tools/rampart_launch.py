@@ -282,48 +282,55 @@ class StartDeadline:
                 + ", ".join(self.hosts) + ". The job was stopped (--start-timeout sets the limit)")
 
 
-def stop_launcher(job):
-    """Ends mpiexec and every process under it on this host (the launch
-    agents it started, which would hold its output open): asked first, then
-    killed. Only for a job none of whose processes has started."""
-    under = descendants(job.pid)  # before mpiexec ends and they move to init
-    job.terminate()
-    try:
-        job.wait(timeout=3)
-    except subprocess.TimeoutExpired:
-        job.kill()  # still its child, not reaped: the pid is its own
-    for pid, started in {**under, **descendants(job.pid)}.items():
-        if start_time(pid) == started:  # the same process, not one that took its pid since
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass  # ended meanwhile
-    job.wait()
+GRACE = 3.0  # seconds a job's processes have to end after SIGTERM before SIGKILL
 
 
-def start_time(pid):
-    """When a process started (clock ticks since boot), or None once it is gone."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def descendants(pid):
-    """Every process under pid, from /proc: pid -> its start time."""
-    children = {}
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append((int(stat.split("/")[2]), int(fields[19])))
-        except (OSError, IndexError, ValueError):
+def session_members(sid):
+    """The living processes of a session: mpiexec's, its ranks' and its
+    launch agents', when mpiexec was started in a session of its own."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
             continue
-    out, todo = {}, [pid]
-    while todo:
-        for child, started in children.get(todo.pop(), []):
-            out[child] = started
-            todo.append(child)
-    return out
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        if fields[3] == str(sid) and fields[0] != "Z":
+            pids.append(int(d))
+    return pids
+
+
+def end_session(sid):
+    """Ends every process of mpiexec's session: its process group first, then
+    the rest, because PRRTE puts each rank in a process group of its own, so
+    killing mpiexec's group alone would leave the ranks running. SIGTERM
+    first lets mpiexec clean up after itself (and end its processes on other
+    hosts); SIGKILL whatever is left. True when none is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(sid, sig)
+        except OSError:
+            pass  # the group has ended already
+        for pid in session_members(sid):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + GRACE
+        while session_members(sid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not session_members(sid):
+            return True
+    return False
+
+
+def end_job(job):
+    """Ends a job started with start_new_session=True (mpiexec, and every
+    process of its session on this host), and waits for mpiexec."""
+    end_session(job.pid)
+    job.wait()
 
 
 def say_nodes_lost(lost):

@@ -23,7 +23,6 @@ import json
 import os
 import random
 import re
-import signal
 import shutil
 import stat
 import subprocess
@@ -270,56 +269,45 @@ def run_job(cmd, env, reports, processes, output, watch, deadline, grace=3.0):
     started within `grace` seconds leaves them waiting there forever: the
     job is stopped and None returned."""
     job = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, errors="replace")
+                           text=True, errors="replace", start_new_session=True)  # ended whole (rampart_launch.end_job)
     reader = threading.Thread(target=output.read, args=(job.stdout,), daemon=True)
     reader.start()
-    all_ended_at, code = None, None
-    while code is None:
+    try:
+        code = wait_for_job(job, reports, processes, watch, deadline, grace)
+    except BaseException:  # Ctrl-C, SIGTERM: the job ends with the tool
+        rampart_launch.end_job(job)
+        raise
+    reader.join(timeout=5.0)
+    return code
+
+
+def wait_for_job(job, reports, processes, watch, deadline, grace):
+    """run_job's watch over a running job: its exit code, or None when it
+    was stopped stuck in MPI's start-up."""
+    all_ended_at = None
+    while True:
         try:
             # Returns within 50 ms of the end; the reports are read at this
             # pace, not faster, so that the launcher takes little from the
             # job's cores.
-            code = job.wait(timeout=0.5)
-            break
+            return job.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             pass
         if deadline.passed():
-            rampart_launch.stop_launcher(job)
+            rampart_launch.end_job(job)
             continue
         if stuck := stuck_in_start(watch, reports, processes, grace):
             print(f"rampart-run: process {', '.join(map(str, stuck))} ended during MPI's start-up, where the "
                   f"others wait for it forever; nothing of the program ran", file=sys.stderr)
-            stop_stuck_job(job, watch)
-            reader.join(timeout=5.0)
+            rampart_launch.end_job(job)  # the launcher first, which cleans up after itself, then any it left
             return None
         ended, codes = ended_processes(reports)
         if ended < processes:
             continue
         all_ended_at = all_ended_at or time.monotonic()
         if time.monotonic() - all_ended_at > grace:
-            job.kill()
-            job.wait()
-            code = max(codes, default=0)
-    reader.join(timeout=5.0)
-    return code
-
-
-def stop_stuck_job(job, watch):
-    """Ends a job whose processes wait in MPI_Init: the launcher first, which
-    ends its processes and cleans up after itself, then any it left."""
-    job.terminate()
-    try:
-        job.wait(timeout=5.0)
-    except subprocess.TimeoutExpired:
-        job.kill()
-        job.wait()
-    ended = set(watch.ended_us) | set(watch.died_starting)
-    for process, pid in dict(watch.starting_pids).items():
-        if process not in ended:  # (a dead one's pid may be another process's by now)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass  # ended meanwhile
+            rampart_launch.end_job(job)
+            return max(codes, default=0)
 
 
 def stuck_in_start(watch, reports, processes, grace):

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from rampart_death_watch import job_processes
-from rampart_launch import stop_launcher
+from rampart_launch import end_job
 from rampart_hang_watch import stopped
 
 
@@ -78,8 +78,10 @@ def run_job(cmd, env, report_prefix, processes, echo, deadline=None, grace=3.0):
     been for `grace` seconds (more than the survivors need to kill a hung
     process they know of), they are killed: the hang becomes a crash, and
     the job goes on or ends."""
+    # In a session of its own, so that the job can be ended whole (its ranks
+    # and launch agents too); Ctrl-C therefore reaches rampart-run alone.
     job = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           errors="replace")
+                           errors="replace", start_new_session=True)
     out, err = [], []
     pumps = [threading.Thread(target=echo.pump, args=(job.stdout, sys.stdout, out), daemon=True),
              threading.Thread(target=echo.pump, args=(job.stderr, sys.stderr, err), daemon=True)]
@@ -96,7 +98,7 @@ def run_job(cmd, env, report_prefix, processes, echo, deadline=None, grace=3.0):
             if job.poll() is not None and not any(t.is_alive() for t in pumps):
                 break
             if deadline and job.poll() is None and deadline.passed():
-                stop_launcher(job)
+                end_job(job)
             if len(pids) < processes:  # found by their environment once, then only looked at
                 pids.update(job_processes(report_prefix))
             left = {rank: pid for rank, pid in pids.items() if os.path.exists(f"/proc/{pid}")}
@@ -106,8 +108,8 @@ def run_job(cmd, env, report_prefix, processes, echo, deadline=None, grace=3.0):
             stopped_since = stopped_since or time.monotonic()
             if time.monotonic() - stopped_since >= grace and not killed:
                 killed = kill_job_processes(report_prefix, left)
-    except BaseException:  # Ctrl-C: the job ends with the tool
-        job.kill()
+    except BaseException:  # Ctrl-C, SIGTERM: the job ends with the tool
+        end_job(job)
         raise
     if killed:
         note = (f"rampart-run: every other process had ended; rank(s) {', '.join(map(str, killed))}, stopped "
