@@ -195,12 +195,8 @@ def command(a, hosts, main, spares):
     the process count (the caller adds -x NAME, -n and the program). The
     second value is the host of each process (None on one machine)."""
     # HAN, Open MPI's collectives across nodes, returns success with an
-    # unwritten buffer when a process dies during the call. Open MPI hands a
-    # process the notice of another's failure only when its progress loop
-    # turns its event queue, by default every 10 ms: every 1 ms, a failure
-    # is known in about 3 ms instead of 10, for a negligible cost.
-    cmd = [find_mpiexec(a.mpiexec), "--with-ft", "ulfm", "--mca", "btl", "self,sm,tcp", "--mca", "coll", "^han",
-           "--mca", "mpi_event_tick_rate", "1000"]
+    # unwritten buffer when a process dies during the call.
+    cmd = [find_mpiexec(a.mpiexec), "--with-ft", "ulfm", "--mca", "btl", "self,sm,tcp", "--mca", "coll", "^han"]
     placement = None
     if hosts:
         placement = place(hosts, main, spares)
@@ -212,7 +208,12 @@ def command(a, hosts, main, spares):
                 "--map-by", f"rankfile:file={rank_file}:OVERSUBSCRIBE", "--bind-to", "none"]
         placement = [hosts[j][0] for j in placement]
     else:
-        cmd += ["--oversubscribe"]
+        # Open MPI hands a process the notice of another's failure when its
+        # progress loop turns its event queue, every 10 ms by default. On one
+        # host every 1 ms makes a failure known in about 3 ms instead of 10.
+        # Across hosts the queue also carries the TCP traffic, and there it
+        # made recoveries slower (docs/architecture.md): the default stays.
+        cmd += ["--oversubscribe", "--mca", "mpi_event_tick_rate", "1000"]
     if a.launch_agent:  # a path is made absolute; a command on PATH (ssh -x, srun) stays as given
         agent = a.launch_agent
         cmd += ["--prtemca", "plm_ssh_agent", str(Path(agent).resolve()) if "/" in agent.split()[0] else agent]
@@ -303,34 +304,55 @@ def session_members(sid):
 
 
 def end_session(sid):
-    """Ends every process of mpiexec's session: its process group first, then
-    the rest, because PRRTE puts each rank in a process group of its own, so
-    killing mpiexec's group alone would leave the ranks running. SIGTERM
-    first lets mpiexec clean up after itself (and end its processes on other
-    hosts); SIGKILL whatever is left. True when none is left."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    """Ends every process of mpiexec's session. mpiexec first (SIGTERM): it
+    ends its processes, on every host, and cleans up after itself. What is
+    left after GRACE seconds gets SIGTERM, then SIGKILL: its process group
+    and every member, because PRRTE puts each rank in a process group of its
+    own. Interrupted meanwhile (Ctrl-C again, SIGTERM), it kills what is
+    left at once. True when nothing is left."""
+    try:
+        signal_session(sid, signal.SIGTERM, mpiexec_only=True)
+        wait_session(sid, mpiexec_only=True)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if not session_members(sid):
+                return True
+            signal_session(sid, sig)
+            wait_session(sid)
+        return not session_members(sid)
+    except BaseException:
+        signal_session(sid, signal.SIGKILL)
+        raise
+
+
+def signal_session(sid, sig, mpiexec_only=False):
+    """Sends sig to mpiexec (its pid is the session's id), or to the whole session."""
+    for kill, target in ([(os.kill, sid)] if mpiexec_only else
+                         [(os.killpg, sid)] + [(os.kill, pid) for pid in session_members(sid)]):
         try:
-            os.killpg(sid, sig)
+            kill(target, sig)
         except OSError:
-            pass  # the group has ended already
-        for pid in session_members(sid):
-            try:
-                os.kill(pid, sig)
-            except OSError:
-                pass
-        deadline = time.monotonic() + GRACE
-        while session_members(sid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not session_members(sid):
-            return True
-    return False
+            pass  # ended already
+
+
+def wait_session(sid, mpiexec_only=False):
+    """Waits up to GRACE seconds for mpiexec, or the whole session, to end."""
+    deadline = time.monotonic() + GRACE
+    while time.monotonic() < deadline:
+        members = session_members(sid)
+        if not members or mpiexec_only and sid not in members:
+            return
+        time.sleep(0.05)
 
 
 def end_job(job):
     """Ends a job started with start_new_session=True (mpiexec, and every
     process of its session on this host), and waits for mpiexec."""
     end_session(job.pid)
-    job.wait()
+    try:
+        job.wait(timeout=GRACE)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        job.wait()
 
 
 def say_nodes_lost(lost):

@@ -271,8 +271,8 @@ def run_job(cmd, env, reports, processes, output, watch, deadline, grace=3.0):
     job = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, errors="replace", start_new_session=True)  # ended whole (rampart_launch.end_job)
     reader = threading.Thread(target=output.read, args=(job.stdout,), daemon=True)
-    reader.start()
     try:
+        reader.start()
         code = wait_for_job(job, reports, processes, watch, deadline, grace)
     except BaseException:  # Ctrl-C, SIGTERM: the job ends with the tool
         rampart_launch.end_job(job)
@@ -306,7 +306,8 @@ def wait_for_job(job, reports, processes, watch, deadline, grace):
             continue
         all_ended_at = all_ended_at or time.monotonic()
         if time.monotonic() - all_ended_at > grace:
-            rampart_launch.end_job(job)
+            job.kill()  # its processes have all ended: nothing is left to ask it to end
+            job.wait()
             return max(codes, default=0)
 
 

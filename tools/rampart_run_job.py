@@ -83,12 +83,12 @@ def run_job(cmd, env, report_prefix, processes, echo, deadline=None, grace=3.0):
     job = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            errors="replace", start_new_session=True)
     out, err = [], []
-    pumps = [threading.Thread(target=echo.pump, args=(job.stdout, sys.stdout, out), daemon=True),
-             threading.Thread(target=echo.pump, args=(job.stderr, sys.stderr, err), daemon=True)]
-    for t in pumps:
-        t.start()
     pids, stopped_since, killed = {}, None, []
     try:
+        pumps = [threading.Thread(target=echo.pump, args=(job.stdout, sys.stdout, out), daemon=True),
+                 threading.Thread(target=echo.pump, args=(job.stderr, sys.stderr, err), daemon=True)]
+        for t in pumps:
+            t.start()
         while True:
             # Until mpiexec has ended and its output with it: a process that
             # outlives it (stopped, say) holds the output open, and the rule

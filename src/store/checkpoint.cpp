@@ -167,16 +167,17 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_bytes(
 // before its first checkpoint in memory resumes from there too.
 std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_from_disk() {
     const long long began_us = detail::wall_clock_us();
-    const auto bytes = disk_->newest_record();
-    if (!bytes) return std::nullopt;
+    const auto newest = disk_->newest_record();
+    if (!newest) return std::nullopt;
+    const std::string* bytes = &newest->second;
     record_head h;
     if (bytes->size() < sizeof h)
         throw store_error("rampart::store::checkpoints::restore: a record on disk is cut short", {}, false);
     std::memcpy(&h, bytes->data(), sizeof h);
     if (h.magic != record_magic || h.state_bytes > bytes->size() - sizeof h ||
-        h.channel_bytes != bytes->size() - sizeof h - h.state_bytes)
+        h.channel_bytes != bytes->size() - sizeof h - h.state_bytes || h.iteration != newest->first)
         throw store_error("rampart::store::checkpoints::restore: the record of rank " + std::to_string(comm::rank()) +
-                              " on disk is malformed",
+                              " on disk for iteration " + std::to_string(newest->first) + " is malformed",
                           {}, false);
     ++counters_.restored;
     ++counters_.restored_from_disk;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace rampart::store::detail {
@@ -187,9 +188,10 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
     const fs::path partial = fs::path(file).concat(".partial");
     std::error_code ec;
     fs::create_directories(dir, ec);
+    bool ok = !ec;
     drop_old();  // again: the other ranks may have completed the last checkpoint since, freeing a file to reuse
-    if (fs::exists(spare_path(), ec)) fs::rename(spare_path(), partial, ec);  // else a new file
-    bool ok = !ec && write_synced(partial, record);
+    take_spare(partial);
+    ok = ok && write_synced(partial, record);
     if (ok) {
         fs::rename(partial, file, ec);  // the file appears whole, or not at all
         ok = !ec;
@@ -217,6 +219,15 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
     drop_old();
 }
 
+// The spare file, if there is one, moved to `partial` to be written over;
+// one that cannot be moved is removed (the write then makes a new file).
+void disk_copies::take_spare(const fs::path& partial) {
+    std::error_code ec;
+    if (!fs::exists(spare_path(), ec)) return;
+    fs::rename(spare_path(), partial, ec);
+    if (ec) fs::remove(spare_path(), ec);
+}
+
 // Removes this rank's files of the iterations before the newest checkpoint
 // complete on disk, and their folders once empty (the last rank to remove
 // its file removes the folder). The newest complete one always stays. One
@@ -224,10 +235,15 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
 void disk_copies::drop_old() {
     const auto keep_from = newest_complete();
     if (!keep_from) return;
+    bool synced = false;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(root_, ec)) {
         const auto it = iteration_of(entry.path());
         if (!it || *it >= *keep_from) continue;
+        // The other ranks' renames that completed it may not be on disk yet:
+        // a crash of the machine would then leave an older checkpoint the
+        // newest complete one, which must still be there, unchanged.
+        if (!std::exchange(synced, true)) sync_dir(iteration_dir(*keep_from));
         const fs::path file = entry.path() / rank_file(rank_);
         if (fs::exists(file, ec) && !fs::exists(spare_path(), ec)) fs::rename(file, spare_path(), ec);
         fs::remove(file, ec);
@@ -250,7 +266,7 @@ std::optional<std::uint64_t> disk_copies::newest_complete() const {
     return std::nullopt;
 }
 
-std::optional<std::string> disk_copies::newest_record() const {
+std::optional<std::pair<std::uint64_t, std::string>> disk_copies::newest_record() const {
     if (!enabled()) return std::nullopt;
     const auto it = newest_complete();
     if (!it) return std::nullopt;
@@ -259,7 +275,7 @@ std::optional<std::string> disk_copies::newest_record() const {
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in.is_open() || in.bad())
         throw rampart::invalid_argument("rampart: the checkpoint file " + file.string() + " cannot be read");
-    return bytes;
+    return std::pair{*it, std::move(bytes)};
 }
 
 disk_counters disk_copies::counters() const {

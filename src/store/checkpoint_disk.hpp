@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace rampart::store::detail {
@@ -66,8 +67,8 @@ public:
     /// Writes `record` as this rank's part of `iteration` in the
     /// background; waits while one write runs and another waits.
     void write_later(std::uint64_t iteration, std::string record);
-    /// This rank's record of the newest checkpoint complete on disk.
-    std::optional<std::string> newest_record() const;
+    /// The newest checkpoint complete on disk: its iteration, and this rank's record of it.
+    std::optional<std::pair<std::uint64_t, std::string>> newest_record() const;
     /// The newest iteration whose files of every rank are on disk.
     std::optional<std::uint64_t> newest_complete() const;
     disk_counters counters() const;
@@ -77,6 +78,7 @@ private:
     std::filesystem::path spare_path() const;  // an old file of this rank's, to write over
     void write(std::uint64_t iteration, const std::string& record);
     void drop_old();
+    void take_spare(const std::filesystem::path& partial);
     void run();
     void note_counters() const;
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Ctrl-C (SIGINT) or a SIGTERM to rampart-run ends the whole job with it,
-in both modes (spares and --replicas): mpiexec, which runs in a session of
-its own, and every process of the program; rampart-run says so and exits
-128 + the signal's number. The program is a stand-in that starts MPI
-(mpi4py), notes its pid and sleeps.
+"""Ctrl-C (SIGINT to rampart-run's process group, as a terminal sends it)
+or a SIGTERM to rampart-run alone ends the whole job with it, in both modes
+(spares and --replicas): mpiexec, which runs in a session of its own, and
+every process of the program; rampart-run says so and exits 128 + the
+signal's number. The program is a stand-in that starts MPI (mpi4py), notes
+its pid and sleeps.
 
 usage: test_interrupt.py RAMPART_RUN PYTHON (with mpi4py)
 Prints PASS: at the end, or FAIL: and exits 1.
@@ -23,7 +24,15 @@ PROGRAM = ("import os, time\n"
            "time.sleep(120)\n")
 
 
+MARK = "RAMPART_INTERRUPT_TEST=" + uuid.uuid4().hex
+
+
 def fail(why):
+    for pid in marked(MARK):  # leave nothing of the job running
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
     print("FAIL: " + why)
     sys.exit(1)
 
@@ -48,11 +57,12 @@ def marked(mark):
 
 
 def interrupt(mode, sig, processes):
-    mark = "RAMPART_INTERRUPT_TEST=" + uuid.uuid4().hex
+    mark = MARK
     with tempfile.TemporaryDirectory() as pids:
         env = dict(os.environ, PIDS=pids, RAMPART_INTERRUPT_TEST=mark.split("=")[1])
+        # A process group of its own, as a terminal gives a command.
         run = subprocess.Popen([RUN, "-n", "2", *mode, "--", PYTHON, "-c", PROGRAM], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         deadline = time.monotonic() + 60
         while len(os.listdir(pids)) < processes:
             if time.monotonic() > deadline or run.poll() is not None:
@@ -61,7 +71,10 @@ def interrupt(mode, sig, processes):
             time.sleep(0.1)
         if len(marked(mark)) < processes + 2:  # rampart-run, mpiexec and the program
             fail(f"{mode}: the job's processes are not found by their environment")
-        run.send_signal(sig)
+        if sig == signal.SIGINT:
+            os.killpg(run.pid, sig)  # Ctrl-C: the terminal signals the foreground process group
+        else:
+            run.send_signal(sig)
         try:
             out = run.communicate(timeout=30)[0]
         except subprocess.TimeoutExpired:
@@ -70,13 +83,11 @@ def interrupt(mode, sig, processes):
         print(out)
         time.sleep(0.5)  # what mpiexec was told to end has ended by now, or never will
         if left := marked(mark):
-            for pid in left:
-                os.kill(pid, signal.SIGKILL)
             fail(f"{mode}: {sig.name} left processes of the job running: {left}")
         if run.returncode != 128 + sig:
             fail(f"{mode}: exit code {run.returncode} after {sig.name}, not {128 + sig}")
-        if sig == signal.SIGINT and "interrupted; the job was ended" not in out:
-            fail(f"{mode}: rampart-run did not say it was interrupted")
+        if out.count(f"rampart-run: stopped by {sig.name}") != 1:
+            fail(f"{mode}: rampart-run did not say once that {sig.name} stopped it")
         print(f"ok {mode or 'spares mode'}, {sig.name}: exit code {run.returncode}, nothing left")
 
 
