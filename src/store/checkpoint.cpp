@@ -169,21 +169,21 @@ std::optional<std::pair<std::uint64_t, std::string>> checkpoints::restore_from_d
     const long long began_us = detail::wall_clock_us();
     const auto newest = disk_->newest_record();
     if (!newest) return std::nullopt;
-    const std::string* bytes = &newest->second;
+    const auto& [iteration, bytes] = *newest;
     record_head h;
-    if (bytes->size() < sizeof h)
+    if (bytes.size() < sizeof h)
         throw store_error("rampart::store::checkpoints::restore: a record on disk is cut short", {}, false);
-    std::memcpy(&h, bytes->data(), sizeof h);
-    if (h.magic != record_magic || h.state_bytes > bytes->size() - sizeof h ||
-        h.channel_bytes != bytes->size() - sizeof h - h.state_bytes || h.iteration != newest->first)
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (h.magic != record_magic || h.state_bytes > bytes.size() - sizeof h ||
+        h.channel_bytes != bytes.size() - sizeof h - h.state_bytes || h.iteration != iteration)
         throw store_error("rampart::store::checkpoints::restore: the record of rank " + std::to_string(comm::rank()) +
-                              " on disk for iteration " + std::to_string(newest->first) + " is malformed",
+                              " on disk for iteration " + std::to_string(iteration) + " is malformed",
                           {}, false);
     ++counters_.restored;
     ++counters_.restored_from_disk;
     disk_->resumed_at(h.iteration);
     note_restore("disk", h.iteration, began_us);
-    return std::pair{h.iteration, bytes->substr(sizeof h, h.state_bytes)};
+    return std::pair{h.iteration, bytes.substr(sizeof h, h.state_bytes)};
 }
 
 checkpoint_counters checkpoints::counters() const {

@@ -189,9 +189,11 @@ void disk_copies::write(std::uint64_t iteration, const std::string& record) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     bool ok = !ec;
-    drop_old();  // again: the other ranks may have completed the last checkpoint since, freeing a file to reuse
-    take_spare(partial);
-    ok = ok && write_synced(partial, record);
+    if (ok) {
+        drop_old();  // again: the other ranks may have completed the last checkpoint since, freeing a file to reuse
+        take_spare(partial);
+        ok = write_synced(partial, record);
+    }
     if (ok) {
         fs::rename(partial, file, ec);  // the file appears whole, or not at all
         ok = !ec;

@@ -24,7 +24,8 @@ PROGRAM = ("import os, time\n"
            "time.sleep(120)\n")
 
 
-MARK = "RAMPART_INTERRUPT_TEST=" + uuid.uuid4().hex
+TOKEN = uuid.uuid4().hex  # in the environment of every process of the test's jobs
+MARK = "RAMPART_INTERRUPT_TEST=" + TOKEN
 
 
 def fail(why):
@@ -57,9 +58,8 @@ def marked(mark):
 
 
 def interrupt(mode, sig, processes):
-    mark = MARK
     with tempfile.TemporaryDirectory() as pids:
-        env = dict(os.environ, PIDS=pids, RAMPART_INTERRUPT_TEST=mark.split("=")[1])
+        env = dict(os.environ, PIDS=pids, RAMPART_INTERRUPT_TEST=TOKEN)
         # A process group of its own, as a terminal gives a command.
         run = subprocess.Popen([RUN, "-n", "2", *mode, "--", PYTHON, "-c", PROGRAM], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -69,7 +69,7 @@ def interrupt(mode, sig, processes):
                 run.kill()
                 fail(f"{mode}: the program's {processes} processes did not all start: {run.communicate()[0]}")
             time.sleep(0.1)
-        if len(marked(mark)) < processes + 2:  # rampart-run, mpiexec and the program
+        if len(marked(MARK)) < processes + 2:  # rampart-run, mpiexec and the program
             fail(f"{mode}: the job's processes are not found by their environment")
         if sig == signal.SIGINT:
             os.killpg(run.pid, sig)  # Ctrl-C: the terminal signals the foreground process group
@@ -82,7 +82,7 @@ def interrupt(mode, sig, processes):
             fail(f"{mode}: rampart-run did not end within 30 s of {sig.name}")
         print(out)
         time.sleep(0.5)  # what mpiexec was told to end has ended by now, or never will
-        if left := marked(mark):
+        if left := marked(MARK):
             fail(f"{mode}: {sig.name} left processes of the job running: {left}")
         if run.returncode != 128 + sig:
             fail(f"{mode}: exit code {run.returncode} after {sig.name}, not {128 + sig}")
