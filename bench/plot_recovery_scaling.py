@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Plots bench/results/recovery_scaling.json: the median time of each phase
-of a recovery against the ranks, the model (the sum of the phases' fits
-over the ranks that had a core per process) against the measured totals,
-and ULFM's agree and shrink without a failure. Writes
-bench/results/recovery_scaling.png."""
+"""Plots a result of bench/run_recovery_scaling.py (by default
+bench/results/recovery_scaling.json): the median time of each phase of a
+recovery against the ranks, the model (the sum of the fits of the phases
+in series, over the ranks that had a core per process when there are
+enough of them) against the measured totals, and ULFM's agree and shrink
+without a failure. Writes the PNG beside the JSON, under the same name.
+
+usage: bench/plot_recovery_scaling.py [result.json]"""
 import json
 import math
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -14,7 +18,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 root = Path(__file__).resolve().parent.parent
-data = json.loads((root / "bench/results/recovery_scaling.json").read_text())
+source = Path(sys.argv[1]) if len(sys.argv) > 1 else root / "bench/results/recovery_scaling.json"
+data = json.loads(source.read_text())
 med = data["median_ms"]
 ranks = [int(p) for p in med["total"]]
 fit = data["fit_own_core"] or data["fit_all"]
@@ -36,8 +41,8 @@ for k in ("detection", "agreement", "take-over", "exchange of counts", "re-sendi
     a.plot(ranks, [med[k][str(p)] for p in ranks], "o-", label=k)
 a.plot(ranks, [med["total"][str(p)] for p in ranks], "ks", label="kill to computing again")
 xs = [2 ** (i / 4) for i in range(4, 4 * 17 + 1)]
-phases = [curve(fit["phases"][k]["algorithm"]["form"]) for k in fit["phases"]]
-a.plot(xs, [sum(f(x) for f in phases) for x in xs], "k--", label="model: sum of the phases' fits")
+phases = [curve(fit["phases"][k]["algorithm"]["form"]) for k in fit["sum_of_phases"]["phases"]]
+a.plot(xs, [sum(f(x) for f in phases) for x in xs], "k--", label="model: sum of the fits of the phases in series")
 a.axvline(cores - 0.5, color="grey", linestyle=":", label="beyond: more processes than cores")
 a.set_xscale("log", base=2)
 a.set_yscale("log")
@@ -57,4 +62,4 @@ b.set_ylabel("median µs (slowest rank)")
 b.set_title("ULFM's collectives without a failure")
 b.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(root / "bench/results/recovery_scaling.png", dpi=110)
+fig.savefig(source.with_suffix(".png"), dpi=110)
