@@ -15,8 +15,9 @@ first survivor that noticed), agreement (revoke, shrink, agree), take-over
 that share a channel), re-sending (the rest of the recovery).
 Per phase the median over `repeat` runs is fitted (least squares) with
 a + b*f(P), f the growth of the phase's algorithm (MODEL below), and the
-sum of the phases' fits is the model of the whole recovery, projected to
-1,000 and 100,000 ranks. As a check of those forms, each phase is also
+sum of the fits of the phases in series (IN_SERIES: all but the take-over,
+which spans the exchange of counts and the re-sending) is the model of the
+whole recovery, projected to 1,000 and 100,000 ranks. As a check of those forms, each phase is also
 fitted with every f of 1, log2 P, P, P log2 P, and the one with the
 smallest largest relative error is reported with its projection. The fits
 are made twice: over every P, and over the P whose processes each had a
@@ -56,7 +57,8 @@ MODEL = {
 }
 # The phases one after the other from the kill until the survivors compute
 # again: their sum is the whole recovery. The take-over is not among them: the
-# spare starts its program while the survivors exchange counts and re-send.
+# spare starts its program once the recovery has ended, so the take-over spans
+# the exchange of counts and the re-sending, which adding it would count twice.
 IN_SERIES = ("detection", "agreement", "exchange of counts", "re-sending")
 
 
