@@ -18,20 +18,28 @@ using detail::head;
 using detail::kind;
 using detail::max_message_bytes;
 
+std::string detail::range_text(std::uint64_t from, std::uint64_t to) {
+    std::string s(1, '[');
+    s += std::to_string(from);
+    s += ", ";
+    s += std::to_string(to);
+    s += ')';
+    return s;
+}
+
 std::string detail::ids_text(const std::vector<id_range>& rs) {
     std::string s;
-    for (std::size_t i = 0; i < rs.size() && i < 8; ++i)
-        s += (i ? ", " : "") +
-             ("[" + std::to_string(rs[i].first) + ", " + std::to_string(rs[i].first + rs[i].count) + ")");
+    for (std::size_t i = 0; i < rs.size() && i < 8; ++i) {
+        if (i) s += ", ";
+        s += range_text(rs[i].first, rs[i].first + rs[i].count);
+    }
     if (rs.size() > 8) s += ", ... (" + std::to_string(rs.size()) + " ranges)";
     return s;
 }
 
 std::string detail::check_ranges(std::vector<id_range> rs, std::uint64_t n) {
     std::sort(rs.begin(), rs.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    const auto text = [](const id_range& r) {
-        return "[" + std::to_string(r.first) + ", " + std::to_string(r.first + r.count) + ")";
-    };
+    const auto text = [](const id_range& r) { return range_text(r.first, r.first + r.count); };
     for (std::size_t i = 0; i < rs.size(); ++i) {
         if (rs[i].count == 0) return "an empty range at block " + std::to_string(rs[i].first);
         if (rs[i].first >= n || rs[i].count > n - rs[i].first)

@@ -25,6 +25,9 @@ namespace detail {
 // under MPI's int counts, and small enough to interleave ranks' traffic.
 constexpr std::uint64_t max_message_bytes = 64 << 20;
 
+// "[from, to)". Appended piece by piece: GCC 12 warns (-Wrestrict, wrongly)
+// about "[" + std::string.
+std::string range_text(std::uint64_t from, std::uint64_t to);
 std::string ids_text(const std::vector<id_range>& rs);
 // "" when the ranges are non-empty, inside [0, n) and disjoint; else why not.
 std::string check_ranges(std::vector<id_range> rs, std::uint64_t n);

@@ -87,14 +87,7 @@ std::vector<id_range> detail::merged(std::vector<id_range> rs) {
 }
 
 namespace {
-std::string range_text(std::uint64_t from, std::uint64_t to) {
-    std::string s(1, '[');
-    s += std::to_string(from);
-    s += ", ";
-    s += std::to_string(to);
-    s += ')';
-    return s;
-}
+using detail::range_text;
 
 // The first ids in [0, total) that no rank submitted, and the first that two
 // ranks did.
@@ -148,8 +141,7 @@ detail::parts_problem detail::check_parts(const std::vector<part>& parts, const 
     const bool by_failures = !gap.empty() && overlap.empty() && !without_part.empty();
     if (!gap.empty() && !without_part.empty()) {
         gap += " (no part from failed ranks";
-        for (std::size_t i = 0; i < without_part.size(); ++i)
-            gap += (i ? ", " : " ") + std::to_string(without_part[i]);
+        for (std::size_t i = 0; i < without_part.size(); ++i) gap += (i ? ", " : " ") + std::to_string(without_part[i]);
         gap += ")";
     }
     return {gap.empty() ? overlap : overlap.empty() ? gap : gap + "; " + overlap, by_failures};
