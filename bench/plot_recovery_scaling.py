@@ -41,8 +41,7 @@ for k in ("detection", "agreement", "take-over", "exchange of counts", "re-sendi
     a.plot(ranks, [med[k][str(p)] for p in ranks], "o-", label=k)
 a.plot(ranks, [med["total"][str(p)] for p in ranks], "ks", label="kill to computing again")
 xs = [2 ** (i / 4) for i in range(4, 4 * 17 + 1)]
-in_series = fit["sum_of_phases"].get("phases", ["detection", "agreement", "exchange of counts", "re-sending"])
-phases = [curve(fit["phases"][k]["algorithm"]["form"]) for k in in_series]
+phases = [curve(fit["phases"][k]["algorithm"]["form"]) for k in fit["sum_of_phases"]["phases"]]
 a.plot(xs, [sum(f(x) for f in phases) for x in xs], "k--", label="model: sum of the fits of the phases in series")
 a.axvline(cores - 0.5, color="grey", linestyle=":", label="beyond: more processes than cores")
 a.set_xscale("log", base=2)

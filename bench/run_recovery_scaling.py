@@ -17,9 +17,10 @@ Per phase the median over `repeat` runs is fitted (least squares) with
 a + b*f(P), f the growth of the phase's algorithm (MODEL below), and the
 sum of the fits of the phases in series (IN_SERIES: all but the take-over,
 which spans the exchange of counts and the re-sending) is the model of the
-whole recovery, projected to 1,000 and 100,000 ranks. As a check of those forms, each phase is also
-fitted with every f of 1, log2 P, P, P log2 P, and the one with the
-smallest largest relative error is reported with its projection. The fits
+whole recovery, projected to 1,000 and 100,000 ranks. As a check of those
+forms, each phase is also fitted with every f of 1, log2 P, P, P log2 P,
+and the one with the smallest largest relative error is reported with its
+projection. The fits
 are made twice: over every P, and over the P whose processes each had a
 core of their own (when there are at least 3 such P): a phase of a
 time-shared process waits for the scheduler, which no algorithm changes.
@@ -126,9 +127,9 @@ def primitive_models(prims, ranks):
 def models_of(medians, ranks):
     """Per phase: the fit of its algorithm's form and the best form, over
     these ranks, with projections; the sum of those IN_SERIES models the
-    whole recovery. A
-    phase whose fit of its algorithm's form has a negative slope is fitted
-    as a constant (its "algorithm" entry says which form was used)."""
+    whole recovery. A phase whose fit of its algorithm's form has a negative
+    slope is fitted as a constant (its "algorithm" entry says which form was
+    used)."""
     phases, fitted, best = {}, {}, {}
     for k in PHASES[:-1]:
         points = [(p, medians[k][p]) for p in ranks]

@@ -141,7 +141,8 @@ detail::parts_problem detail::check_parts(const std::vector<part>& parts, const 
     const bool by_failures = !gap.empty() && overlap.empty() && !without_part.empty();
     if (!gap.empty() && !without_part.empty()) {
         gap += " (no part from failed ranks";
-        for (std::size_t i = 0; i < without_part.size(); ++i) gap += (i ? ", " : " ") + std::to_string(without_part[i]);
+        for (std::size_t i = 0; i < without_part.size(); ++i)
+            gap += (i ? ", " : " ") + std::to_string(without_part[i]);
         gap += ")";
     }
     return {gap.empty() ? overlap : overlap.empty() ? gap : gap + "; " + overlap, by_failures};
